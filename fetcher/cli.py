@@ -1,0 +1,322 @@
+"""`fetch URL...`: the command line.
+
+Imports stay light until the arguments are parsed, so `fetch --version`
+does not load trio or any protocol module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .errors import FetchError
+    from .resource import Resource
+
+
+def _port_list(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
+def _range(text: str) -> tuple[int, int]:
+    first, sep, last = text.partition("-")
+    if not sep or not first.isdigit() or not last.isdigit() or int(first) > int(last):
+        raise argparse.ArgumentTypeError(f"{text!r} is not FIRST-LAST (e.g. 100-200)")
+    return int(first), int(last)
+
+
+def _size(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    scale = units.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale != 1 else text
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 500K, 64M, 2G)")
+    return int(digits) * scale
+
+
+def _form_field(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    return name, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fetch",
+        description="Retrieve RFC 1738 URLs: ftp, http(s), gopher(s), news, nntp(s), wais, prospero, file, "
+        "telnet and mailto.",
+        epilog="Exit codes: 0 ok, 1 some bulk URLs failed, 2 usage or bad URL, 3 refused by the guard, "
+        "4 cannot connect, 5 login refused, 6 not found, 7 protocol error, 8 timeout, 130 interrupted.",
+    )
+    add = parser.add_argument
+    add("urls", nargs="*", metavar="URL", help="URLs to retrieve")
+    add("--version", action="version", version=f"fetch (fetcher) {__version__}")
+    out = parser.add_argument_group("output")
+    out.add_argument("-o", "--output", metavar="FILE", help="write the document to FILE (via FILE.part)")
+    out.add_argument("-O", "--remote-name", action="store_true", help="save under a name derived from the URL")
+    out.add_argument("--output-dir", metavar="DIR", help="directory for -O files")
+    out.add_argument("--json", action="store_true", help="listings and advisories as JSON lines")
+    out.add_argument("--links", action="store_true", help="listings as absolute URLs, one per line")
+    out.add_argument("-v", "--verbose", action="store_true", help="trace protocol lines on stderr")
+    out.add_argument("--raw", action="store_true", help="keep wire forms (no gzip decoding, no CRLF conversion)")
+    out.add_argument("--max-size", type=_size, metavar="SIZE", help="stop with an error past SIZE bytes")
+    out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")
+    net = parser.add_argument_group("network and safety")
+    net.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="idle time limit (default 30)")
+    net.add_argument("--connect-timeout", type=float, default=15.0, metavar="SECONDS")
+    net.add_argument("--allow-port", type=_port_list, action="append", default=[], metavar="PORT",
+                     help="allow a port the guard refuses (repeatable)")  # fmt: skip
+    net.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")
+    net.add_argument("-L", "--location", action="store_true", default=True, help="follow redirects (default)")
+    net.add_argument("--no-location", dest="location", action="store_false", help="do not follow redirects")
+    net.add_argument("--max-redirs", type=int, default=20, metavar="N")
+    net.add_argument(
+        "--redirect-schemes", metavar="LIST", help="schemes a redirect may lead to (default http,https,ftp)"
+    )
+    net.add_argument("--proxy", metavar="URL", help="HTTP proxy (default: $http_proxy / $https_proxy)")
+    net.add_argument("--cacert", metavar="FILE", help="trust the CA certificates in FILE")
+    net.add_argument("-k", "--insecure", action="store_true", help="do not verify TLS certificates (dangerous)")
+    auth = parser.add_argument_group("login")
+    auth.add_argument("-u", "--user", metavar="USER[:PASSWORD]", help="credentials (else ~/.netrc, else anonymous)")
+    auth.add_argument("--netrc-file", metavar="FILE")
+    auth.add_argument("--no-netrc", action="store_true")
+    auth.add_argument("--anon-password", metavar="EMAIL", help="anonymous FTP password (default $FETCH_EMAIL)")
+    auth.add_argument("--ftp-account", metavar="ACCOUNT", help="answer to FTP 332 (ACCT)")
+    auth.add_argument("--ftp-tls", action="store_true", help="explicit FTPS (AUTH TLS) on ftp:// URLs")
+    auth.add_argument("--starttls", action="store_true", help="NNTP STARTTLS when offered")
+    proto = parser.add_argument_group("protocol inputs")
+    proto.add_argument("-C", "--continue", dest="resume", action="store_true", help="resume a .part file")
+    proto.add_argument("--query", metavar="WORDS", help="search words for gopher type 7 and wais databases")
+    proto.add_argument("--form", type=_form_field, action="append", default=[], metavar="NAME=VALUE",
+                       help="answer a Gopher+ ASK form field (repeatable)")  # fmt: skip
+    proto.add_argument("--range", dest="article_range", type=_range, metavar="FIRST-LAST", help="news articles")
+    proto.add_argument("--nntp-server", metavar="HOST[:PORT]", help="server for news: URLs (default $NNTPSERVER)")
+    proto.add_argument("--max-hits", type=int, default=40, metavar="N", help="WAIS search hits (default 40)")
+    proto.add_argument("--wais-chunk", type=int, default=10000, metavar="BYTES", help="WAIS retrieval chunk")
+    proto.add_argument("--strict", dest="gopher_strict", action="store_true", help="RFC 1436 text unstuffing")
+    proto.add_argument("--resolve-only", action="store_true", help="prospero: print the resolved URL only")
+    proto.add_argument("--interactive", action="store_true", help="telnet: open a real session")
+    bulk = parser.add_argument_group("bulk retrieval")
+    bulk.add_argument("-i", "--input-file", metavar="FILE", help="read URLs from FILE ('-' for stdin)")
+    bulk.add_argument("-d", "--directory", metavar="DIR", help="save every document under DIR")
+    bulk.add_argument("--layout", choices=("flat", "tree"), default="flat")
+    bulk.add_argument("-j", "--jobs", type=int, default=8, metavar="N")
+    bulk.add_argument("--per-host", type=int, default=2, metavar="N")
+    bulk.add_argument("--retries", type=int, default=2, metavar="N")
+    bulk.add_argument("--retry-max-time", type=float, default=60.0, metavar="SECONDS")
+    bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL")
+    bulk.add_argument("--skip-done", metavar="MANIFEST", help="skip URLs this manifest records as done")
+    bulk.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    bulk.add_argument("-r", "--recursive", action="store_true", help="follow listings")
+    bulk.add_argument("--depth", type=int, default=5, metavar="N")
+    bulk.add_argument("--span-hosts", action="store_true")
+    bulk.add_argument("--follow-schemes", metavar="LIST", help="schemes recursion may cross into")
+    return parser
+
+
+def _prompt_on_terminal(prompt: str, secret: bool) -> str | None:
+    if not sys.stdin.isatty():
+        return None
+    if secret:
+        import getpass
+
+        return getpass.getpass(prompt)
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    return line.rstrip("\n") if line else None
+
+
+def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    user = password = None
+    if args.user:
+        user, sep, secret = args.user.partition(":")
+        password = secret if sep else None
+    settings: dict[str, Any] = {
+        "timeout": args.timeout,
+        "connect_timeout": args.connect_timeout,
+        "allow_ports": frozenset(args.allow_port),
+        "unsafe_ports": args.unsafe_ports,
+        "follow_redirects": args.location,
+        "max_redirects": args.max_redirs,
+        "user": user,
+        "password": password,
+        "use_netrc": not args.no_netrc,
+        "netrc_file": args.netrc_file,
+        "anon_password": args.anon_password,
+        "ftp_account": args.ftp_account,
+        "ftp_tls": args.ftp_tls,
+        "starttls": args.starttls,
+        "cacert": args.cacert,
+        "insecure": args.insecure,
+        "raw": args.raw,
+        "max_size": args.max_size,
+        "show_error_body": args.show_error_body,
+        "query": args.query,
+        "form": dict(args.form),
+        "article_range": args.article_range,
+        "nntp_server": args.nntp_server,
+        "max_hits": args.max_hits,
+        "wais_chunk": args.wais_chunk,
+        "gopher_strict": args.gopher_strict,
+        "resolve_only": args.resolve_only,
+        "interactive": args.interactive,
+        "proxy": args.proxy,
+        "jobs": args.jobs,
+        "per_host": args.per_host,
+        "retries": args.retries,
+        "retry_max_time": args.retry_max_time,
+        "prompt": _prompt_on_terminal if sys.stdin.isatty() else None,
+    }
+    if args.redirect_schemes:
+        settings["redirect_schemes"] = frozenset(s.strip().lower() for s in args.redirect_schemes.split(",") if s)
+    return settings
+
+
+def report(error: FetchError, url: str | None = None) -> None:
+    from .text import escape
+
+    where = f" ({escape(url)})" if url and url not in error.message else ""
+    sys.stderr.write(f"fetch: {escape(error.message)}{where}\n")
+    if error.hint:
+        sys.stderr.write(f"  hint: {escape(error.hint)}\n")
+
+
+def _enable_trace() -> None:
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    for name in ("fetcher.trace", "fetcher"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+
+
+def is_bulk(args: argparse.Namespace) -> bool:
+    return bool(args.input_file or args.directory or args.manifest or args.recursive or args.skip_done)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.urls and not args.input_file:
+        parser.print_usage(sys.stderr)
+        sys.stderr.write("fetch: give at least one URL (or -i FILE)\n")
+        return 2
+    if args.verbose:
+        _enable_trace()
+    import trio
+
+    from .errors import FetchError, UsageError
+
+    try:
+        if is_bulk(args):
+            from .bulk import run_bulk
+
+            return trio.run(run_bulk, args, settings_from_args(args))
+        if (args.output or args.remote_name) and len(args.urls) > 1 and args.output:
+            raise UsageError("-o names one file; give one URL, or use -d DIR for many")
+        return trio.run(_run_urls, args)
+    except KeyboardInterrupt:
+        sys.stderr.write("fetch: interrupted\n")
+        return 130
+    except FetchError as error:
+        report(error)
+        return error.exit_code
+
+
+async def _run_urls(args: argparse.Namespace) -> int:
+    from .client import Client
+    from .errors import FetchError
+
+    failures = 0
+    last_code = 0
+    async with Client(**settings_from_args(args)) as client:
+        for text in args.urls:
+            try:
+                await _run_one(client, text, args)
+            except FetchError as error:
+                report(error, text)
+                failures += 1
+                last_code = error.exit_code
+    if failures == 0:
+        return 0
+    return last_code if len(args.urls) == 1 else 1
+
+
+async def _run_one(client: Client, text: str, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from . import render
+    from .client import partial_size, save
+    from .url import parse_url
+
+    url = parse_url(text)
+    target: Path | None = None
+    if args.output:
+        target = Path(args.output)
+    elif args.remote_name:
+        target = Path(args.output_dir or ".") / render.remote_name(url)
+    offset = partial_size(target) if target is not None and args.resume else 0
+    async with client.open(url, offset=offset) as resource:
+        if resource.kind != "document":
+            _print_resource_meta(resource, args, target)
+        elif target is None:
+            await _stream_to_stdout(resource)
+        else:
+            if args.remote_name and not args.output and resource.filename and offset == 0:
+                suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, resource.filename)
+                target = suggested
+            await save(resource, target, resumed=offset > 0)
+
+
+async def _stream_to_stdout(resource: Resource) -> None:
+    from .text import escape_bytes
+
+    out = sys.stdout.buffer
+    terminal = sys.stdout.isatty()
+    async for chunk in resource:
+        if terminal:
+            out.write(escape_bytes(chunk).encode("utf-8", "replace"))
+        else:
+            out.write(chunk)
+    out.flush()
+
+
+def _print_resource_meta(resource: Resource, args: argparse.Namespace, target: Any = None) -> None:
+    from . import render
+
+    if resource.kind == "listing":
+        if args.json:
+            text = render.listing_json(resource.entries)
+        elif args.links:
+            text = render.listing_links(resource.entries)
+        else:
+            text = render.listing_table(resource.entries)
+    else:
+        assert resource.advisory is not None
+        text = render.advisory_json(resource.advisory) if args.json else render.advisory_text(resource.advisory)
+    if target is not None:
+        target.write_text(text, encoding="utf-8")
+        return
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def entry_point() -> None:
+    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    sys.exit(main())

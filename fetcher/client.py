@@ -1,0 +1,397 @@
+"""`Client`: settings, pools, credentials and concurrency; the library's front door.
+
+A `Session` is what one retrieval hands to its handler: the settings, the
+guarded `connect`, the shared pool, credentials, a way to ask the user, and
+`follow` for redirects and resolutions.  Handlers never see the Client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import netrc
+import os
+import random
+import ssl
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from . import guard
+from .errors import FetchError, ProtocolError, UsageError
+from .net import Connection, open_connection, trace
+from .pool import Pool
+from .registry import get_handler
+from .resource import Advisory, Entry, Resource
+from .settings import Settings
+from .url import URL, parse_url
+
+log = logging.getLogger("fetcher")
+
+
+class Session:
+    """One retrieval's view of the client (see module docstring)."""
+
+    def __init__(self, client: Client, url: URL, *, offset: int = 0, hops: int = 0) -> None:
+        self.client = client
+        self.url = url
+        self.settings = client.settings
+        self.policy = client.policy
+        self.pool = client.pool
+        #: Resume point the caller asked for; handlers that can resume honour it
+        #: and report where the body really starts in `Resource.offset`.
+        self.offset = offset
+        self.hops = hops
+        self.trace = trace
+
+    async def connect(
+        self,
+        host: str,
+        port: int,
+        *,
+        scheme: str | None = None,
+        tls: bool | ssl.SSLContext = False,
+        server_hostname: str | None = None,
+        what: str = "port",
+    ) -> Connection:
+        """A guarded connection; `what` names it in refusals ("data port")."""
+        scheme = scheme or self.url.scheme
+        context: ssl.SSLContext | None
+        context = self.client.ssl_context() if tls is True else tls or None
+        return await open_connection(
+            host,
+            port,
+            scheme=scheme,
+            policy=self.policy,
+            default_port=self.url.default_port if scheme == self.url.scheme else None,
+            timeout=self.settings.timeout,
+            connect_timeout=self.settings.connect_timeout,
+            tls=context,
+            server_hostname=server_hostname,
+            what=what,
+        )
+
+    def ssl_context(self) -> ssl.SSLContext:
+        return self.client.ssl_context()
+
+    def credentials(self, host: str) -> tuple[str, str | None] | None:
+        """-u USER[:PASSWORD] first, then ~/.netrc (or $NETRC) for the host."""
+        if self.settings.user is not None:
+            return self.settings.user, self.settings.password
+        return self.client.netrc_credentials(host)
+
+    async def ask(self, prompt: str, *, secret: bool = False) -> str | None:
+        """Ask the user (on a terminal); None when nobody can answer."""
+        asker = self.settings.prompt
+        if asker is None:
+            return None
+        return await trio.to_thread.run_sync(asker, prompt, secret)
+
+    async def follow(self, target: URL | str, *, reason: str = "redirect") -> Resource:
+        """Open a URL a server pointed to, under the redirect policy and the guard."""
+        url = parse_url(target) if isinstance(target, str) else target
+        if self.hops + 1 > self.settings.max_redirects:
+            raise ProtocolError(
+                f"more than {self.settings.max_redirects} redirects",
+                hint="the server may be looping; raise --max-redirs if not",
+            )
+        guard.check_redirect(self.url, url, self.policy)
+        trace.debug("* %s to %s", reason, url)
+        return await self.client._open(url, offset=self.offset, hops=self.hops + 1)
+
+
+@dataclass
+class Fetched:
+    """A whole retrieval in memory: what `Client.fetch` returns."""
+
+    url: URL
+    kind: str
+    content: bytes = b""
+    entries: list[Entry] = field(default_factory=list)
+    advisory: Advisory | None = None
+    content_type: str | None = None
+    size: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+
+@dataclass
+class Download:
+    """What `Client.download` wrote."""
+
+    url: URL
+    path: Path
+    bytes: int
+    sha256: str
+    content_type: str | None
+    resumed_from: int = 0
+
+
+@dataclass
+class Outcome:
+    """One URL of `fetch_all`: a result or an error, never both."""
+
+    url: str
+    result: Fetched | Download | None = None
+    error: FetchError | None = None
+    attempts: int = 1
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Client:
+    """`async with Client(...) as client:` then `open`, `fetch`, `download`, `fetch_all`."""
+
+    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+        self.settings = Settings.build(settings, **overrides)
+        self.policy = self.settings.policy
+        self.pool = Pool(idle_timeout=self.settings.idle_timeout)
+        self._ssl_context: ssl.SSLContext | None = None
+        self._netrc: netrc.netrc | bool | None = False
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            await self.pool.aclose()
+
+    # -- shared resources -------------------------------------------------
+
+    def ssl_context(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            context = ssl.create_default_context(cafile=self.settings.cacert)
+            if self.settings.insecure:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+            self._ssl_context = context
+        return self._ssl_context
+
+    def netrc_credentials(self, host: str) -> tuple[str, str | None] | None:
+        if not self.settings.use_netrc:
+            return None
+        if self._netrc is False:
+            path = self.settings.netrc_file or os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
+            try:
+                self._netrc = netrc.netrc(path)
+            except (OSError, netrc.NetrcParseError):
+                self._netrc = None
+        if not isinstance(self._netrc, netrc.netrc):
+            return None
+        entry = self._netrc.authenticators(host)
+        if entry is None:
+            return None
+        login, _, password = entry
+        return login, password
+
+    # -- retrieval ----------------------------------------------------------
+
+    async def _open(self, url: URL | str, *, offset: int = 0, hops: int = 0) -> Resource:
+        if isinstance(url, str):
+            url = parse_url(url)
+        guard.check(url, self.policy)
+        handler = get_handler(url.scheme)
+        resource = await handler.open(url, Session(self, url, offset=offset, hops=hops))
+        if resource.max_size is None:
+            resource.max_size = self.settings.max_size
+        return resource
+
+    @asynccontextmanager
+    async def open(self, url: URL | str, *, offset: int = 0) -> AsyncIterator[Resource]:
+        """The resource, streaming; closed (or its connection pooled) on exit."""
+        resource = await self._open(url, offset=offset)
+        try:
+            yield resource
+        finally:
+            await resource.aclose()
+
+    async def fetch(self, url: URL | str) -> Fetched:
+        """Retrieve into memory: bytes for documents, entries for listings."""
+        async with self.open(url) as resource:
+            content = await resource.read() if resource.kind == "document" else b""
+            return Fetched(
+                url=resource.url,
+                kind=resource.kind,
+                content=content,
+                entries=resource.entries,
+                advisory=resource.advisory,
+                content_type=resource.content_type,
+                size=resource.size,
+                metadata=resource.metadata,
+            )
+
+    async def download(self, url: URL | str, path: str | os.PathLike[str], *, resume: bool = False) -> Download:
+        """Stream a document to `path`, written as `path.part` and renamed when complete.
+
+        With `resume`, an existing `.part` file is continued where the
+        protocol allows (FTP REST, HTTP Range); otherwise it is restarted.
+        A failure leaves the `.part` file (for a later resume), never `path`.
+        """
+        target = Path(path)
+        offset = partial_size(target) if resume else 0
+        async with self.open(url, offset=offset) as resource:
+            if resource.kind != "document":
+                raise UsageError(
+                    f"{resource.url} is a {resource.kind}, not a document",
+                    hint="print it without -o, or use --json/--links",
+                )
+            return await save(resource, target, resumed=offset > 0)
+
+    async def fetch_all(
+        self,
+        urls: Iterable[URL | str],
+        *,
+        jobs: int | None = None,
+        per_host: int | None = None,
+        destination: Callable[[URL], Path] | None = None,
+        resume: bool = False,
+        retries: int | None = None,
+    ) -> AsyncIterator[Outcome]:
+        """Retrieve many URLs concurrently; yield an `Outcome` per URL as it completes.
+
+        With `destination`, documents are downloaded to the path it returns;
+        otherwise they are fetched into memory.  Transient errors are retried
+        with exponential backoff and jitter.
+        """
+        jobs = jobs or self.settings.jobs
+        per_host = per_host or self.settings.per_host
+        retries = self.settings.retries if retries is None else retries
+        send, receive = trio.open_memory_channel[Outcome](jobs)
+        job_limit = trio.Semaphore(jobs)
+        host_limits: dict[tuple[str, object], trio.Semaphore] = {}
+
+        async def run_one(text: URL | str) -> None:
+            started = time.monotonic()
+            outcome = Outcome(url=str(text))
+            try:
+                url = parse_url(text) if isinstance(text, str) else text
+                key = (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
+                limit = host_limits.setdefault(key, trio.Semaphore(per_host))
+                async with limit:
+                    outcome.result = await self._with_retries(url, outcome, destination, resume, retries)
+            except FetchError as error:
+                outcome.error = error
+            outcome.seconds = time.monotonic() - started
+            await send.send(outcome)
+
+        async def feed(nursery: trio.Nursery) -> None:
+            async with send:
+                for text in urls:
+                    await job_limit.acquire()
+                    nursery.start_soon(release_after, text)
+
+        async def release_after(text: URL | str) -> None:
+            try:
+                await run_one(text)
+            finally:
+                job_limit.release()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(feed, nursery)
+            async with receive:
+                async for outcome in receive:
+                    yield outcome
+
+    async def _with_retries(
+        self,
+        url: URL,
+        outcome: Outcome,
+        destination: Callable[[URL], Path] | None,
+        resume: bool,
+        retries: int,
+    ) -> Fetched | Download:
+        deadline = time.monotonic() + self.settings.retry_max_time
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome.attempts = attempt
+            try:
+                if destination is not None:
+                    return await self.download(url, destination(url), resume=resume or attempt > 1)
+                return await self.fetch(url)
+            except FetchError as error:
+                if not error.transient or attempt > retries:
+                    raise
+                delay = min(0.25 * 2 ** (attempt - 1), 8.0) * (0.5 + random.random())
+                delay = max(delay, getattr(error, "retry_after", None) or 0.0)
+                if time.monotonic() + delay > deadline:
+                    raise
+                log.info("retrying %s in %.2f s after: %s", url, delay, error)
+                await trio.sleep(delay)
+
+
+def partial_path(target: Path) -> Path:
+    return target.with_name(target.name + ".part")
+
+
+def partial_size(target: Path) -> int:
+    try:
+        return partial_path(target).stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+async def save(resource: Resource, target: Path, *, resumed: bool = False) -> Download:
+    """Write an open document to `target` through `target.part`.
+
+    The body is appended to the `.part` file when the handler honoured the
+    resume offset (`resource.offset` > 0), else the file is restarted.  The
+    rename happens only after the whole body arrived and its length matches
+    what the server announced, so a failure never leaves a complete-looking file.
+    """
+    partial = partial_path(target)
+    digest = hashlib.sha256()
+    start = resource.offset if resumed else 0
+    with open(partial, "r+b" if start else "wb") as sink:
+        if start:
+            remaining = start
+            while remaining > 0:
+                block = sink.read(min(remaining, 1 << 20))
+                if not block:
+                    break
+                digest.update(block)
+                remaining -= len(block)
+            sink.truncate(start)
+            sink.seek(start)
+        written = start
+        async for chunk in resource:
+            sink.write(chunk)
+            digest.update(chunk)
+            written += len(chunk)
+    if resource.size is not None and written != resource.size:
+        raise ProtocolError(
+            f"transfer ended at {written} of {resource.size} bytes",
+            hint="run again with -C/--continue to resume",
+        )
+    if resource.modified is not None:
+        stamp = resource.modified.timestamp()
+        os.utime(partial, (stamp, stamp))
+    os.replace(partial, target)
+    return Download(
+        url=resource.url,
+        path=target,
+        bytes=written,
+        sha256=digest.hexdigest(),
+        content_type=resource.content_type,
+        resumed_from=start,
+    )
+
+
+async def fetch(url: URL | str, **settings: Any) -> Fetched:
+    """One-off retrieval: `await fetcher.fetch("ftp://host/file")`."""
+    async with Client(**settings) as client:
+        return await client.fetch(url)

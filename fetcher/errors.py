@@ -1,0 +1,121 @@
+"""One exception tree; each class carries the exit code of DESIGN.md.
+
+Messages say what failed and why; `hint` says what the user can do about it.
+The CLI prints `fetch: <message>` and, on a second line, `hint: <hint>`.
+"""
+
+from __future__ import annotations
+
+
+class FetchError(Exception):
+    """Base of every error fetcher raises on purpose."""
+
+    exit_code = 1
+    #: True when trying again later may succeed (bulk retries these).
+    transient = False
+
+    def __init__(self, message: str, *, hint: str | None = None, url: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.url = url
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(FetchError):
+    """The command line or the library call itself is wrong."""
+
+    exit_code = 2
+
+
+class URLError(UsageError):
+    """A URL does not follow RFC 1738; `part` names the offending component."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        part: str | None = None,
+        position: int | None = None,
+        hint: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint, url=url)
+        self.part = part
+        self.position = position
+
+
+class NoHandler(UsageError):
+    """The URL parsed, but no handler is registered for its scheme."""
+
+
+class UnsafeURL(FetchError):
+    """The guard refused the URL before any connection was opened."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, part: str, rule: str, hint: str | None = None, url: str | None = None) -> None:
+        super().__init__(message, hint=hint, url=url)
+        self.part = part
+        self.rule = rule
+
+
+class ConnectError(FetchError):
+    """Name lookup or TCP connect failed."""
+
+    exit_code = 4
+    transient = True
+
+
+class AuthError(FetchError):
+    """Login or permission refused."""
+
+    exit_code = 5
+
+
+class NotFound(FetchError):
+    """The server says the resource does not exist."""
+
+    exit_code = 6
+
+
+class ProtocolError(FetchError):
+    """The server said something the client cannot accept."""
+
+    exit_code = 7
+
+
+class TransientError(ProtocolError):
+    """A refusal that says "try again later" (FTP 4xx, HTTP 503, Gopher+ --2)."""
+
+    transient = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        hint: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint, url=url)
+        self.retry_after = retry_after
+
+
+class TooLarge(ProtocolError):
+    """The body went past the configured --max-size."""
+
+
+class Timeout(FetchError):
+    """No progress within the configured time."""
+
+    exit_code = 8
+    transient = True
+
+
+class Interrupted(FetchError):
+    """The user pressed Ctrl-C."""
+
+    exit_code = 130

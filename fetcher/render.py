@@ -1,0 +1,91 @@
+"""Listings and advisories as text, JSON lines or links; names for saved files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .resource import Advisory, Entry
+from .text import escape, safe_filename
+from .url import URL, FileURL, FtpURL, GopherURL, HttpURL, NntpURL, ProsperoURL, WaisURL
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    for unit in ("", "K", "M", "G"):
+        if size < 1024 or unit == "G":
+            return f"{size}{unit}" if unit == "" else f"{size:.1f}{unit}"
+        size = size / 1024  # type: ignore[assignment]
+    return str(size)  # pragma: no cover
+
+
+def listing_table(entries: Iterable[Entry]) -> str:
+    """An aligned table: type, size, name, description; info rows as plain text."""
+    rows: list[tuple[str, str, str, str] | str] = []
+    for entry in entries:
+        if entry.type == "info":
+            rows.append(escape(entry.description or entry.name))
+            continue
+        rows.append((escape(entry.type), _size(entry.size), escape(entry.name), escape(entry.description)))
+    table = [row for row in rows if isinstance(row, tuple)]
+    type_width = max((len(row[0]) for row in table), default=0)
+    size_width = max((len(row[1]) for row in table), default=0)
+    name_width = max((len(row[2]) for row in table), default=0)
+    lines = []
+    for row in rows:
+        if isinstance(row, str):
+            lines.append(" " * (type_width + size_width + 4) + row if table else row)
+            continue
+        kind, size, name, description = row
+        line = f"{kind:<{type_width}}  {size:>{size_width}}  {name}"
+        if description:
+            line = f"{line:<{type_width + size_width + name_width + 4}}  {description}"
+        lines.append(line.rstrip())
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def listing_json(entries: Iterable[Entry]) -> str:
+    return "".join(json.dumps(entry.as_dict(), ensure_ascii=True, default=str) + "\n" for entry in entries)
+
+
+def listing_links(entries: Iterable[Entry]) -> str:
+    """Absolute URLs, one per line: the input format of `fetch -i -`."""
+    return "".join(escape(entry.url) + "\n" for entry in entries if entry.url)
+
+
+def advisory_text(advisory: Advisory) -> str:
+    lines = [escape(advisory.title), escape(advisory.text, keep_newlines=True)]
+    for name, value in advisory.fields.items():
+        if value is not None:
+            lines.append(f"  {escape(str(name))}: {escape(str(value))}")
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def advisory_json(advisory: Advisory) -> str:
+    data: dict[str, Any] = {"title": advisory.title, "text": advisory.text, **advisory.fields}
+    return json.dumps(data, ensure_ascii=True, default=str) + "\n"
+
+
+def remote_name(url: URL, suggested: str | None = None) -> str:
+    """A local file name for -O: the server's suggestion or the URL's last segment, sanitized."""
+    if suggested:
+        return safe_filename(suggested)
+    candidate = ""
+    if isinstance(url, FtpURL):
+        candidate = url.name or (url.cwd[-1] if url.cwd else "")
+    elif isinstance(url, HttpURL):
+        from urllib.parse import unquote
+
+        candidate = unquote(url.path.rsplit("/", 1)[-1], errors="surrogateescape")
+    elif isinstance(url, GopherURL):
+        candidate = url.selector.rstrip("/").rsplit("/", 1)[-1]
+    elif isinstance(url, FileURL | ProsperoURL):
+        path = url.path if isinstance(url, FileURL) else url.hsoname
+        candidate = path.rstrip("/").rsplit("/", 1)[-1]
+    elif isinstance(url, NntpURL):
+        candidate = f"{url.group}.{url.article}" if url.article is not None else url.group
+    elif isinstance(url, WaisURL):
+        candidate = url.database
+    return safe_filename(candidate, fallback=getattr(url, "host", None) or "index")

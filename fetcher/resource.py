@@ -1,0 +1,137 @@
+"""What a handler returns: a document (async bytes), a listing, or an advisory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from .errors import TooLarge
+from .url import URL
+
+Kind = Literal["document", "listing", "advisory"]
+
+
+@dataclass
+class Entry:
+    """One row of a listing: an FTP name, a Gopher menu item, a news article..."""
+
+    name: str
+    url: str | None = None
+    #: A short type word: "file", "directory", "text", "menu", "search",
+    #: "binary", "info", "error", "article", "group", "link", ...
+    type: str = "file"
+    size: int | None = None
+    description: str = ""
+    #: Protocol-specific details (Gopher item type and selector, article
+    #: number and date, WAIS score...), JSON-serialisable.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "name": self.name,
+            "url": self.url,
+            "type": self.type,
+            "size": self.size,
+            "description": self.description,
+        }
+        row.update(self.extra)
+        return row
+
+
+@dataclass
+class Advisory:
+    """Something to tell the user instead of bytes (telnet, mailto, a form)."""
+
+    title: str
+    text: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+Closer = Callable[[], Awaitable[None]]
+
+
+class Resource:
+    """A retrieved resource.
+
+    Documents are read by async iteration (`async for chunk in resource`) or
+    `await resource.read()`; the body can be consumed once.  Listings carry
+    `entries`; advisories carry `advisory`.  `aclose()` releases the
+    connection (back to its pool when the body was read to the end).
+    """
+
+    def __init__(
+        self,
+        url: URL,
+        kind: Kind,
+        *,
+        content_type: str | None = None,
+        size: int | None = None,
+        body: AsyncIterator[bytes] | None = None,
+        entries: list[Entry] | None = None,
+        advisory: Advisory | None = None,
+        offset: int = 0,
+        modified: datetime | None = None,
+        filename: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        closer: Closer | None = None,
+    ) -> None:
+        self.url = url
+        self.kind = kind
+        self.content_type = content_type
+        #: Total size of the document in bytes, when the server said.
+        self.size = size
+        self.entries: list[Entry] = entries if entries is not None else []
+        self.advisory = advisory
+        #: Where the body starts in the whole document (non-zero when resumed).
+        self.offset = offset
+        self.modified = modified
+        #: A file name the server suggested (never used unsanitized).
+        self.filename = filename
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
+        #: Limit set by the client (--max-size); exceeding it raises TooLarge.
+        self.max_size: int | None = None
+        self.bytes_read = 0
+        self._body = body
+        self._closer = closer
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<Resource {self.kind} {self.url} type={self.content_type} size={self.size}>"
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._body is None:
+            return
+        body, self._body = self._body, None
+        limit = self.max_size
+        async for chunk in body:
+            self.bytes_read += len(chunk)
+            if limit is not None and self.bytes_read > limit:
+                raise TooLarge(
+                    f"the body is larger than the limit of {limit} bytes",
+                    hint="raise --max-size if you expected this",
+                    url=str(self.url),
+                )
+            yield chunk
+
+    async def read(self) -> bytes:
+        """The whole body in memory; use iteration for large documents."""
+        parts = [chunk async for chunk in self]
+        return b"".join(parts)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        body, self._body = self._body, None
+        if body is not None and hasattr(body, "aclose"):
+            await body.aclose()
+        if self._closer is not None:
+            await self._closer()
+
+    async def __aenter__(self) -> Resource:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

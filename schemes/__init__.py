@@ -1,0 +1,1 @@
+"""One module (or package) per protocol, each exporting `Handler` (see fetcher.registry)."""

@@ -1,0 +1,107 @@
+"""file: (RFC 1738 §3.10): local files stream; local directories list.
+
+Only "" and "localhost" name this machine; any other host is refused
+(RFC 1738 defines no protocol for reaching it), with a pointer to ftp:.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import stat
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import trio
+
+from fetcher.client import Session
+from fetcher.errors import AuthError, NotFound, UsageError
+from fetcher.resource import Entry, Resource
+from fetcher.url import URL, FileURL
+
+CHUNK = 1 << 20
+
+
+def _os_error(error: OSError, path: str) -> Exception:
+    if isinstance(error, FileNotFoundError | NotADirectoryError):
+        return NotFound(f"no such file or directory: {path}")
+    if isinstance(error, PermissionError):
+        return AuthError(f"permission denied: {path}", hint="check the file's permissions")
+    return UsageError(f"cannot read {path}: {error.strerror or error}")
+
+
+class Handler:
+    scheme = "file"
+    default_port = None
+
+    async def open(self, url: URL, session: Session) -> Resource:
+        assert isinstance(url, FileURL)
+        if not url.is_local:
+            raise UsageError(
+                f"file: URL names another host ({url.host}); fetcher reads only this machine's files",
+                hint=f"to fetch from that host use ftp://{url.host}/{url.path}",
+            )
+        path = "/" + url.path
+        try:
+            info = os.stat(path)
+        except OSError as error:
+            raise _os_error(error, path) from None
+        if stat.S_ISDIR(info.st_mode):
+            return self._listing(url, path)
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed by the body generator
+        except OSError as error:
+            raise _os_error(error, path) from None
+        offset = min(session.offset, info.st_size)
+        if offset:
+            handle.seek(offset)
+        content_type, _ = mimetypes.guess_type(path)
+        return Resource(
+            url,
+            "document",
+            content_type=content_type or "application/octet-stream",
+            size=info.st_size,
+            body=_read(handle),
+            offset=offset,
+            modified=datetime.fromtimestamp(info.st_mtime, tz=UTC),
+        )
+
+    def _listing(self, url: FileURL, path: str) -> Resource:
+        try:
+            names = sorted(os.listdir(path))
+        except OSError as error:
+            raise _os_error(error, path) from None
+        base = url.path if url.path.endswith("/") or not url.path else url.path + "/"
+        entries = []
+        for name in names:
+            full = os.path.join(path, name)
+            try:
+                info = os.lstat(full)
+            except OSError:
+                continue
+            is_dir = stat.S_ISDIR(info.st_mode)
+            kind = "directory" if is_dir else "link" if stat.S_ISLNK(info.st_mode) else "file"
+            child = FileURL(scheme="file", host=url.host, path=base + name + ("/" if is_dir else ""), fragment=None)
+            entries.append(
+                Entry(
+                    name=name + ("/" if is_dir else ""),
+                    url=str(child),
+                    type=kind,
+                    size=None if is_dir else info.st_size,
+                    extra={"modified": datetime.fromtimestamp(info.st_mtime, tz=UTC).isoformat()},
+                )
+            )
+        return Resource(url, "listing", content_type="text/directory", entries=entries)
+
+
+async def _read(handle: object) -> AsyncIterator[bytes]:
+    file = handle  # a binary file object
+    try:
+        while True:
+            chunk = file.read(CHUNK)  # type: ignore[attr-defined]
+            if not chunk:
+                return
+            yield chunk
+            await trio.lowlevel.checkpoint()
+    finally:
+        file.close()  # type: ignore[attr-defined]
