@@ -60,3 +60,14 @@ def run_fetch(*args: str, input: bytes | None = None, timeout: float = 60, env: 
 def no_netrc(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     monkeypatch.setenv("NETRC", str(tmp_path / "absent-netrc"))
     yield
+
+
+@pytest.fixture(scope="session")
+def content_tree() -> Iterator[Path]:
+    """The shared content tree (tests/interop/content.py), world-readable under /tmp."""
+    from tests.interop.content import make_content, public_tempdir, remove_tree
+
+    base = public_tempdir("fetcher-content-")
+    root = make_content(base / "content")
+    yield root
+    remove_tree(base)
