@@ -14,11 +14,11 @@ import os
 import random
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 
@@ -32,6 +32,7 @@ from .settings import Settings
 from .url import URL, parse_url
 
 log = logging.getLogger("fetcher")
+T = TypeVar("T")
 
 
 class Session:
@@ -241,31 +242,55 @@ class Client:
         protocol allows (FTP REST, HTTP Range); otherwise it is restarted.
         A failure leaves the `.part` file (for a later resume), never `path`.
         """
-        target = Path(path)
-        offset = partial_size(target) if resume else 0
+        result = await self.retrieve(url, Path(path), resume=resume)
+        if not isinstance(result, Download):
+            raise UsageError(
+                f"{result.url} is a {result.kind}, not a document",
+                hint="print it without -o, or use --json/--links",
+            )
+        return result
+
+    async def retrieve(
+        self,
+        url: URL | str,
+        path: Path,
+        *,
+        resume: bool = False,
+        on_chunk: Callable[[int], None] | None = None,
+    ) -> Fetched | Download:
+        """Save a document to `path` (see `download`); return listings and advisories as `Fetched`."""
+        offset = partial_size(path) if resume else 0
         async with self.open(url, offset=offset) as resource:
             if resource.kind != "document":
-                raise UsageError(
-                    f"{resource.url} is a {resource.kind}, not a document",
-                    hint="print it without -o, or use --json/--links",
+                return Fetched(
+                    url=resource.url,
+                    kind=resource.kind,
+                    entries=resource.entries,
+                    advisory=resource.advisory,
+                    content_type=resource.content_type,
+                    metadata=resource.metadata,
                 )
-            return await save(resource, target, resumed=offset > 0)
+            return await save(resource, path, resumed=offset > 0, on_chunk=on_chunk)
 
     async def fetch_all(
         self,
-        urls: Iterable[URL | str],
+        urls: Iterable[URL | str] | AsyncIterable[URL | str],
         *,
         jobs: int | None = None,
         per_host: int | None = None,
         destination: Callable[[URL], Path] | None = None,
         resume: bool = False,
         retries: int | None = None,
+        on_chunk: Callable[[URL, int], None] | None = None,
     ) -> AsyncIterator[Outcome]:
         """Retrieve many URLs concurrently; yield an `Outcome` per URL as it completes.
 
-        With `destination`, documents are downloaded to the path it returns;
-        otherwise they are fetched into memory.  Transient errors are retried
-        with exponential backoff and jitter.
+        At most `jobs` retrievals run at once and at most `per_host` per
+        (host, port).  With `destination`, documents are saved to the path it
+        returns (listings and advisories come back in memory); otherwise
+        everything is fetched into memory.  Transient errors are retried with
+        exponential backoff and jitter, resuming `.part` files.  Iterate to
+        the end (or close the iterator) so the worker tasks finish.
         """
         jobs = jobs or self.settings.jobs
         per_host = per_host or self.settings.per_host
@@ -274,31 +299,30 @@ class Client:
         job_limit = trio.Semaphore(jobs)
         host_limits: dict[tuple[str, object], trio.Semaphore] = {}
 
-        async def run_one(text: URL | str) -> None:
-            started = time.monotonic()
-            outcome = Outcome(url=str(text))
-            try:
-                url = parse_url(text) if isinstance(text, str) else text
-                key = (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
-                limit = host_limits.setdefault(key, trio.Semaphore(per_host))
-                async with limit:
-                    outcome.result = await self._with_retries(url, outcome, destination, resume, retries)
-            except FetchError as error:
-                outcome.error = error
-            outcome.seconds = time.monotonic() - started
-            await send.send(outcome)
+        async def run_one(text: URL | str, results: trio.MemorySendChannel[Outcome]) -> None:
+            async with results:
+                started = time.monotonic()
+                outcome = Outcome(url=str(text))
+                try:
+                    url = parse_url(text) if isinstance(text, str) else text
+                    key = (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
+                    limit = host_limits.setdefault(key, trio.Semaphore(per_host))
+                    async with limit:
+                        outcome.result = await self._with_retries(
+                            url, outcome, destination, resume, retries, on_chunk
+                        )
+                except FetchError as error:
+                    outcome.error = error
+                finally:
+                    job_limit.release()
+                outcome.seconds = time.monotonic() - started
+                await results.send(outcome)
 
         async def feed(nursery: trio.Nursery) -> None:
             async with send:
-                for text in urls:
+                async for text in _as_async(urls):
                     await job_limit.acquire()
-                    nursery.start_soon(release_after, text)
-
-        async def release_after(text: URL | str) -> None:
-            try:
-                await run_one(text)
-            finally:
-                job_limit.release()
+                    nursery.start_soon(run_one, text, send.clone())
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(feed, nursery)
@@ -313,15 +337,19 @@ class Client:
         destination: Callable[[URL], Path] | None,
         resume: bool,
         retries: int,
+        on_chunk: Callable[[URL, int], None] | None,
     ) -> Fetched | Download:
         deadline = time.monotonic() + self.settings.retry_max_time
+        chunk_hook = (lambda count: on_chunk(url, count)) if on_chunk is not None else None
         attempt = 0
         while True:
             attempt += 1
             outcome.attempts = attempt
             try:
                 if destination is not None:
-                    return await self.download(url, destination(url), resume=resume or attempt > 1)
+                    return await self.retrieve(
+                        url, destination(url), resume=resume or attempt > 1, on_chunk=chunk_hook
+                    )
                 return await self.fetch(url)
             except FetchError as error:
                 if not error.transient or attempt > retries:
@@ -332,6 +360,15 @@ class Client:
                     raise
                 log.info("retrying %s in %.2f s after: %s", url, delay, error)
                 await trio.sleep(delay)
+
+
+async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:
+    if isinstance(items, AsyncIterable):
+        async for item in items:
+            yield item
+    else:
+        for item in items:
+            yield item
 
 
 def partial_path(target: Path) -> Path:
@@ -345,7 +382,9 @@ def partial_size(target: Path) -> int:
         return 0
 
 
-async def save(resource: Resource, target: Path, *, resumed: bool = False) -> Download:
+async def save(
+    resource: Resource, target: Path, *, resumed: bool = False, on_chunk: Callable[[int], None] | None = None
+) -> Download:
     """Write an open document to `target` through `target.part`.
 
     The body is appended to the `.part` file when the handler honoured the
@@ -372,6 +411,8 @@ async def save(resource: Resource, target: Path, *, resumed: bool = False) -> Do
             sink.write(chunk)
             digest.update(chunk)
             written += len(chunk)
+            if on_chunk is not None:
+                on_chunk(len(chunk))
     if resource.size is not None and written != resource.size:
         raise ProtocolError(
             f"transfer ended at {written} of {resource.size} bytes",

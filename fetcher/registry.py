@@ -80,9 +80,9 @@ def get_handler(scheme: str) -> Handler:
                 f"no handler for scheme {scheme!r}: {module_name} is not installed or not implemented yet"
             ) from None
         raise
-    handler: Handler = getattr(module, attribute or "Handler")()
-    _loaded[scheme] = handler
-    return handler
+    instance: Handler = getattr(module, attribute or "Handler")()
+    _loaded[scheme] = instance
+    return instance
 
 
 def register(scheme: str, target: str) -> None:
