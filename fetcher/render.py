@@ -8,7 +8,7 @@ from typing import Any
 
 from .resource import Advisory, Entry
 from .text import escape, safe_filename
-from .url import URL, FileURL, FtpURL, GopherURL, HttpURL, NntpURL, ProsperoURL, WaisURL
+from .url import URL, FileURL, FtpURL, GenericURL, GopherURL, HttpURL, NntpURL, ProsperoURL, WaisURL
 
 
 def _size(size: int | None) -> str:
@@ -68,6 +68,42 @@ def advisory_json(advisory: Advisory) -> str:
     return json.dumps(data, ensure_ascii=True, default=str) + "\n"
 
 
+def _part(text: str) -> str:
+    return safe_filename(text.replace("/", "_"), fallback="_")
+
+
+def tree_parts(url: URL, *, directory: bool = False) -> list[str]:
+    """Path components that mirror host/path for --layout tree, each sanitized.
+
+    Every component goes through `safe_filename`, so no `..`, absolute path
+    or device name from a URL or a server can escape the output directory.
+    """
+    host = str(getattr(url, "host", None) or "localhost")
+    port = getattr(url, "port", None)
+    top = host if port in (None, url.default_port) else f"{host}_{port}"
+    segments: list[str] = []
+    if isinstance(url, FtpURL):
+        segments = [*url.cwd, url.name]
+    elif isinstance(url, HttpURL):
+        from urllib.parse import unquote
+
+        segments = [unquote(part, errors="surrogateescape") for part in url.path.split("/")]
+    elif isinstance(url, GopherURL):
+        segments = url.selector.split("/")
+    elif isinstance(url, FileURL):
+        segments = url.path.split("/")
+    elif isinstance(url, ProsperoURL):
+        segments = url.hsoname.split("/")
+    elif isinstance(url, NntpURL):
+        segments = [url.group] + ([str(url.article)] if url.article is not None else [])
+    elif isinstance(url, WaisURL):
+        segments = [url.database] + ([url.wtype or "", remote_name(url)] if url.wpath else [])
+    parts = [_part(segment) for segment in segments if segment not in ("", ".", "..")]
+    if not directory and (not parts or segments[-1] == ""):
+        parts.append("index")
+    return [_part(url.scheme + "_" + top) if url.scheme not in ("http", "https", "ftp") else _part(top), *parts]
+
+
 def remote_name(url: URL, suggested: str | None = None) -> str:
     """A local file name for -O: the server's suggestion or the URL's last segment, sanitized."""
     if suggested:
@@ -88,4 +124,8 @@ def remote_name(url: URL, suggested: str | None = None) -> str:
         candidate = f"{url.group}.{url.article}" if url.article is not None else url.group
     elif isinstance(url, WaisURL):
         candidate = url.database
+    elif isinstance(url, GenericURL) and url.path:
+        from urllib.parse import unquote
+
+        candidate = unquote(url.path.rstrip("/").rsplit("/", 1)[-1], errors="surrogateescape")
     return safe_filename(candidate, fallback=getattr(url, "host", None) or "index")

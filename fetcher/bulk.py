@@ -1,0 +1,421 @@
+"""Scripted bulk retrieval: many URLs, every protocol, one manifest record each.
+
+Stands on `Client.fetch_all` (concurrency, per-host limits, retries, resume)
+and adds what a run of thousands of URLs needs: input files, where files go
+(flat or tree, confined to the output directory), recursion through
+listings, the manifest, `--skip-done`, progress and Ctrl-C handling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import trio
+
+from . import guard
+from .client import Client, Download, Fetched, Outcome, partial_path
+from .errors import FetchError, UnsafeURL, URLError
+from .render import listing_json, remote_name, tree_parts
+from .text import escape
+from .url import URL, parse_url
+
+
+@dataclass
+class Job:
+    """One URL of the run: from the input (with its line) or found by recursion."""
+
+    text: str
+    line: int | None
+    url: URL | None = None
+    depth: int = 0
+    parent: str | None = None
+    path: Path | None = None
+    error: FetchError | None = None
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+# -- input ------------------------------------------------------------------
+
+
+def read_url_lines(lines: Iterable[str]) -> Iterator[tuple[str, int]]:
+    """URLs of an input file with their line numbers.
+
+    Blank lines and `#` comments are skipped; a `<URL:...>` wrapper may span
+    several lines (RFC 1738 appendix), and is reported at its first line.
+    """
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if pending:
+            pending.append(line)
+            if ">" in line:
+                yield "\n".join(pending), start
+                pending = []
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("<") and ">" not in stripped:
+            pending, start = [stripped], number
+            continue
+        yield stripped, number
+    if pending:
+        yield "\n".join(pending), start
+
+
+def load_inputs(args: argparse.Namespace) -> list[Job]:
+    jobs = [Job(text=text, line=None) for text in args.urls]
+    if args.input_file:
+        if args.input_file == "-":
+            source: IO[str] = sys.stdin
+            jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
+        else:
+            with open(args.input_file, encoding="utf-8", errors="surrogateescape") as source:
+                jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
+    return jobs
+
+
+def load_done(manifest: str) -> set[str]:
+    """URLs a previous manifest records as retrieved (and whose file still exists)."""
+    done: set[str] = set()
+    try:
+        with open(manifest, encoding="utf-8") as source:
+            for line in source:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if record.get("status") != "ok":
+                    continue
+                path = record.get("path")
+                if path is None or Path(path).exists():
+                    done.add(record["url"])
+    except FileNotFoundError:
+        pass
+    return done
+
+
+# -- where files go ------------------------------------------------------------
+
+
+class Layout:
+    """Assigns each URL a path inside `root`; names are sanitized and confined.
+
+    Collisions get `.1`, `.2`, ... in the order URLs are assigned (input
+    order, then discovery order), so a re-run assigns the same names.
+    """
+
+    def __init__(self, root: Path, mode: str) -> None:
+        self.root = root
+        self.mode = mode
+        self._taken: set[Path] = set()
+        self._resolved_root = root.resolve()
+
+    def _unique(self, path: Path) -> Path:
+        candidate = path
+        counter = 0
+        while candidate in self._taken:
+            counter += 1
+            candidate = path.with_name(f"{path.name}.{counter}")
+        self._taken.add(candidate)
+        return candidate
+
+    def _confined(self, path: Path) -> Path:
+        if not path.resolve().is_relative_to(self._resolved_root):
+            raise UnsafeURL(
+                f"{path} would be outside {self.root}", part="path", rule="confinement", hint="this is a bug"
+            )
+        return path
+
+    def document(self, url: URL) -> Path:
+        if self.mode == "tree":
+            parts = tree_parts(url)
+            return self._confined(self._unique(self.root.joinpath(*parts)))
+        return self._confined(self._unique(self.root / remote_name(url)))
+
+    def listing(self, url: URL) -> Path:
+        if self.mode == "tree":
+            parts = tree_parts(url, directory=True)
+            return self._confined(self._unique(self.root.joinpath(*parts, "index.listing.json")))
+        name = remote_name(url)
+        return self._confined(self._unique(self.root / f"{name}.listing.json"))
+
+
+# -- the manifest ---------------------------------------------------------------
+
+
+class Manifest:
+    """One JSON object per URL, written and flushed as each finishes."""
+
+    def __init__(self, path: str | None) -> None:
+        self._sink: IO[str] | None = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._sink is not None:
+            self._sink.write(json.dumps(record, ensure_ascii=True) + "\n")
+            self._sink.flush()
+
+    def close(self) -> None:
+        if self._sink is not None:
+            self._sink.close()
+
+
+def _record(job: Job, status: str, *, error: FetchError | None = None, **values: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "url": str(job.url) if job.url is not None else job.text,
+        "status": status,
+        "exit_code": error.exit_code if error is not None else 0,
+        "error": error.message if error is not None else None,
+        "bytes": None,
+        "sha256": None,
+        "path": None,
+        "content_type": None,
+        "attempts": 0,
+        "seconds": 0.0,
+    }
+    if job.line is not None:
+        record["line"] = job.line
+    if job.parent is not None:
+        record["parent"] = job.parent
+        record["depth"] = job.depth
+    record.update(values)
+    return record
+
+
+# -- the run --------------------------------------------------------------------
+
+
+@dataclass
+class Totals:
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0
+    interrupted: int = 0
+    bytes: int = 0
+
+
+class BulkRun:
+    def __init__(self, args: argparse.Namespace, client: Client, manifest: Manifest, progress: Any) -> None:
+        self.args = args
+        self.client = client
+        self.manifest = manifest
+        self.progress = progress
+        self.layout = Layout(Path(args.directory or "."), args.layout)
+        self.totals = Totals()
+        self.by_url: dict[str, Job] = {}
+        self.visited: set[str] = set()
+        self.done = load_done(args.skip_done) if args.skip_done else set()
+        self.follow_schemes = (
+            {s.strip().lower() for s in args.follow_schemes.split(",")} if args.follow_schemes else set()
+        )
+        self.queue_send, self.queue_receive = trio.open_memory_channel[URL](math.inf)
+        self.pending = 0
+        self.start_hosts: set[str] = set()
+
+    def finish(self, job: Job, record: dict[str, Any]) -> None:
+        status = record["status"]
+        if status == "ok":
+            self.totals.ok += 1
+            self.totals.bytes += record.get("bytes") or 0
+        elif status == "failed":
+            self.totals.failed += 1
+        elif status == "interrupted":
+            self.totals.interrupted += 1
+        else:
+            self.totals.skipped += 1
+        job.record = record
+        self.manifest.write(record)
+        self.progress.url_done(record)
+        if status == "failed":
+            where = f" (line {job.line})" if job.line is not None else ""
+            self.progress.log(f"fetch: {escape(record['url'])}{where}: {escape(record['error'] or '')}")
+
+    def enqueue(self, job: Job) -> None:
+        assert job.url is not None
+        key = str(job.url)
+        if key in self.visited:
+            if job.parent is None:
+                first = self.by_url[key]
+                where = f"line {first.line}" if first.line is not None else "the command line"
+                self.finish(job, _record(job, "skipped", error=None, reason=f"duplicate of {where}"))
+            return
+        self.visited.add(key)
+        if key in self.done:
+            self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"))
+            return
+        job.path = None
+        self.by_url[key] = job
+        self.pending += 1
+        self.progress.url_added()
+        self.queue_send.send_nowait(job.url)
+
+    def destination(self, url: URL) -> Path:
+        job = self.by_url[str(url)]
+        if job.path is None:
+            job.path = self.layout.document(url)
+        return job.path
+
+    def add_inputs(self, jobs: list[Job]) -> None:
+        for job in jobs:
+            try:
+                job.url = parse_url(job.text)
+            except URLError as error:
+                self.finish(job, _record(job, "failed", error=error))
+                continue
+            host = getattr(job.url, "host", None)
+            if host:
+                self.start_hosts.add(host)
+            self.enqueue(job)
+
+    def follow_links(self, job: Job, result: Fetched) -> None:
+        assert job.url is not None
+        if not self.args.recursive or job.depth >= self.args.depth:
+            return
+        for entry in result.entries:
+            if not entry.url:
+                continue
+            try:
+                url = parse_url(entry.url)
+            except URLError:
+                continue
+            if url.scheme != job.url.scheme and url.scheme not in self.follow_schemes:
+                continue
+            host = getattr(url, "host", None)
+            if not self.args.span_hosts and host not in self.start_hosts and host != getattr(job.url, "host", None):
+                continue
+            child = Job(text=str(url), line=None, url=url, depth=job.depth + 1, parent=str(job.url))
+            if str(url) in self.visited:
+                continue
+            try:
+                guard.check(url, self.client.policy)
+            except UnsafeURL as refusal:
+                self.visited.add(str(url))
+                self.finish(child, _record(child, "skipped", error=None, reason=f"guard: {refusal.message}"))
+                continue
+            self.enqueue(child)
+
+    def handle(self, outcome: Outcome) -> None:
+        job = self.by_url[outcome.url]
+        common: dict[str, Any] = {"attempts": outcome.attempts, "seconds": round(outcome.seconds, 4)}
+        if outcome.error is not None:
+            record = _record(job, "failed", error=outcome.error, **common)
+            if job.path is not None and partial_path(job.path).exists():
+                record["partial"] = str(partial_path(job.path))
+            self.finish(job, record)
+        elif isinstance(outcome.result, Download):
+            result = outcome.result
+            self.finish(
+                job,
+                _record(
+                    job,
+                    "ok",
+                    bytes=result.bytes,
+                    sha256=result.sha256,
+                    path=str(result.path),
+                    content_type=result.content_type,
+                    **common,
+                ),
+            )
+        elif isinstance(outcome.result, Fetched):
+            fetched = outcome.result
+            path = None
+            if fetched.kind == "listing":
+                assert job.url is not None
+                target = self.layout.listing(job.url)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(listing_json(fetched.entries), encoding="utf-8")
+                path = str(target)
+            self.finish(
+                job, _record(job, "ok", kind=fetched.kind, path=path, content_type=fetched.content_type, **common)
+            )
+            if fetched.kind == "listing":
+                self.follow_links(job, fetched)
+        self.pending -= 1
+        if self.pending == 0:
+            self.queue_send.close()
+
+    async def run(self, jobs: list[Job]) -> None:
+        self.add_inputs(jobs)
+        if self.pending == 0:
+            self.queue_send.close()
+            return
+
+        def on_chunk(url: URL, count: int) -> None:
+            self.progress.advance(count)
+
+        def destination(url: URL) -> Path:
+            path = self.destination(url)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return path
+
+        async for outcome in self.client.fetch_all(
+            self.queue_receive,
+            jobs=self.args.jobs,
+            per_host=self.args.per_host,
+            destination=destination,
+            resume=self.args.resume,
+            on_chunk=on_chunk,
+        ):
+            self.handle(outcome)
+
+    def mark_interrupted(self) -> None:
+        for job in self.by_url.values():
+            if not job.record:
+                self.finish(job, _record(job, "interrupted", error=None, exit_code=130))
+
+
+def _summary(totals: Totals, seconds: float) -> str:
+    parts = [f"{totals.ok} retrieved", f"{totals.failed} failed"]
+    if totals.skipped:
+        parts.append(f"{totals.skipped} skipped")
+    if totals.interrupted:
+        parts.append(f"{totals.interrupted} interrupted")
+    return f"fetch: {', '.join(parts)}; {totals.bytes} bytes in {seconds:.2f} s\n"
+
+
+async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
+    """The bulk mode of `fetch` (-i, -d, -r, --manifest, --skip-done)."""
+    from .progress import make_progress
+
+    started = time.monotonic()
+    jobs = load_inputs(args)
+    manifest = Manifest(args.manifest)
+    interrupted = False
+    progress = make_progress(args.progress)
+    try:
+        async with Client(**settings) as client:
+            run = BulkRun(args, client, manifest, progress)
+            with progress:
+                async with trio.open_nursery() as nursery:
+
+                    async def watch_interrupt() -> None:
+                        nonlocal interrupted
+                        with trio.open_signal_receiver(signal.SIGINT) as signals:
+                            async for _ in signals:
+                                interrupted = True
+                                nursery.cancel_scope.cancel()
+                                return
+
+                    nursery.start_soon(watch_interrupt)
+                    await run.run(jobs)
+                    nursery.cancel_scope.cancel()
+            if interrupted:
+                run.mark_interrupted()
+    finally:
+        manifest.close()
+    sys.stderr.write(_summary(run.totals, time.monotonic() - started))
+    if interrupted:
+        sys.stderr.write("fetch: interrupted; .part files kept, rerun with -C --skip-done MANIFEST to resume\n")
+        return 130
+    return 1 if run.totals.failed else 0
+

@@ -1,0 +1,184 @@
+"""Bulk retrieval: every input URL accounted for, limits honoured, resumable."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fetcher import registry
+from fetcher.bulk import read_url_lines
+from fetcher.cli import main
+from tests.plugin_scheme import LineServer
+
+
+@pytest.fixture
+def x_test() -> Iterator[None]:
+    registry.register("x-test", "tests.plugin_scheme:Handler")
+    yield
+    registry.HANDLERS.pop("x-test", None)
+    registry._loaded.pop("x-test", None)
+
+
+def body(name: str) -> bytes:
+    return (name.encode() + b"\n") * 50
+
+
+def records(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_read_url_lines_handles_comments_and_wrapped_urls() -> None:
+    lines = [
+        "# a comment\n",
+        "\n",
+        "ftp://h/a\n",
+        "  <URL:ftp://info.cern.ch/pub/www/doc;\n",
+        "      type=d>\n",
+        "http://h/b\n",
+    ]
+    assert list(read_url_lines(lines)) == [
+        ("ftp://h/a", 3),
+        ("<URL:ftp://info.cern.ch/pub/www/doc;\n      type=d>", 4),
+        ("http://h/b", 6),
+    ]
+
+
+def test_mixed_run_accounts_for_every_url(
+    tmp_path: Path, x_test: None, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    def reply(name: str) -> bytes | None:
+        if name.startswith("missing"):
+            return b"ERR 6 no such file\r\n"
+        if name.startswith("cut"):
+            return b"OK 1000\r\npartial"
+        if name.startswith("stall"):
+            return None
+        return b"OK %d\r\n" % len(body(name)) + body(name)
+
+    server = LineServer(reply)
+    base = f"x-test://127.0.0.1:{server.port}"
+    good = [f"{base}/file{i}" for i in range(45)]
+    bad = [f"{base}/missing1", f"{base}/cut1", f"{base}/stall1", "x-test://127.0.0.1:25/refused", "ftp://bad host/"]
+    urls = good[:20] + bad + good[20:]
+    listing = tmp_path / "urls.txt"
+    listing.write_text("# mixed\n" + "\n".join(urls) + "\n")
+    out = tmp_path / "out"
+    manifest = tmp_path / "manifest.jsonl"
+    try:
+        code = main(
+            ["-i", str(listing), "-d", str(out), "--manifest", str(manifest), "--timeout", "0.5", "--retries", "1",
+             "-j", "8", "--per-host", "4", "--no-progress"]
+        )  # fmt: skip
+    finally:
+        server.close()
+    assert code == 1
+    rows = records(manifest)
+    assert len(rows) == len(urls)
+    by_url = {row["url"]: row for row in rows}
+    assert set(by_url) == {u if "bad host" not in u else u for u in urls}
+    for url in good:
+        row = by_url[url]
+        assert row["status"] == "ok"
+        name = url.rsplit("/", 1)[1]
+        assert Path(str(row["path"])).read_bytes() == body(name)
+        assert row["sha256"] == hashlib.sha256(body(name)).hexdigest()
+    assert by_url[f"{base}/missing1"]["exit_code"] == 6
+    assert by_url[f"{base}/missing1"]["attempts"] == 1
+    assert by_url[f"{base}/cut1"]["exit_code"] == 7
+    assert by_url[f"{base}/stall1"]["exit_code"] == 8
+    assert by_url[f"{base}/stall1"]["attempts"] == 2  # a timeout is transient: retried once
+    assert by_url["x-test://127.0.0.1:25/refused"]["exit_code"] == 3
+    assert by_url["ftp://bad host/"]["exit_code"] == 2
+    assert by_url["ftp://bad host/"]["line"] == 26
+    assert not (out / "cut1").exists()
+    err = capsysbinary.readouterr().err.decode()
+    assert "45 retrieved, 5 failed" in err
+
+
+def test_per_host_limit_holds(tmp_path: Path, x_test: None, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    def slow(name: str) -> bytes:
+        time.sleep(0.05)
+        return b"OK 2\r\nok"
+
+    server = LineServer(slow)
+    urls = [f"x-test://127.0.0.1:{server.port}/f{i}" for i in range(20)]
+    try:
+        code = main(["-d", str(tmp_path), "-j", "8", "--per-host", "2", "--no-progress", *urls])
+    finally:
+        server.close()
+    assert code == 0
+    assert server.connections == 20
+    assert server.max_active == 2
+
+
+def test_interrupted_run_resumes_to_identical_files(
+    tmp_path: Path, x_test: None, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    stall = threading.Event()
+
+    def reply(name: str) -> bytes | None:
+        if name == "slow" and not stall.is_set():
+            return None
+        return b"OK %d\r\n" % len(body(name)) + body(name)
+
+    server = LineServer(reply)
+    urls = [f"x-test://127.0.0.1:{server.port}/f{i}" for i in range(10)] + [
+        f"x-test://127.0.0.1:{server.port}/slow"
+    ]
+    manifest = tmp_path / "m.jsonl"
+    out = tmp_path / "out"
+    args = ["-d", str(out), "--manifest", str(manifest), "--no-progress", "--timeout", "30", *urls]
+    timer = threading.Timer(1.0, os.kill, args=(os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        assert main(args) == 130
+        first = records(manifest)
+        assert len(first) == 11
+        assert {row["status"] for row in first} == {"ok", "interrupted"}
+        assert [row["url"] for row in first if row["status"] == "interrupted"] == [urls[-1]]
+        served_before = len(server.requests)
+        stall.set()
+        manifest2 = tmp_path / "m2.jsonl"
+        assert main([*args[:2], "--manifest", str(manifest2), "--skip-done", str(manifest), "--no-progress",
+                     *urls]) == 0  # fmt: skip
+    finally:
+        timer.cancel()
+        server.close()
+    second = records(manifest2)
+    assert [row["url"] for row in second if row["status"] == "ok"] == [urls[-1]]
+    assert len(server.requests) == served_before + 1  # no finished file was fetched again
+    for url in urls:
+        name = url.rsplit("/", 1)[1]
+        assert (out / name).read_bytes() == body(name)
+
+
+def test_recursive_file_tree_is_confined_and_visits_once(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    source = tmp_path / "src"
+    (source / "a" / "b").mkdir(parents=True)
+    (source / "top.txt").write_bytes(b"top")
+    (source / "a" / "mid.txt").write_bytes(b"mid")
+    (source / "a" / "b" / "deep.txt").write_bytes(b"deep")
+    (source / "a" / "loop").symlink_to(source)  # a loop back to the top
+    out = tmp_path / "out"
+    manifest = tmp_path / "m.jsonl"
+    code = main(["-r", "--depth", "5", "--layout", "tree", "-d", str(out), "--manifest", str(manifest),
+                 "--no-progress", f"file://{source}/"])  # fmt: skip
+    assert code == 0
+    mirrored = out / "file_localhost" / str(source).lstrip("/")
+    assert (mirrored / "top.txt").read_bytes() == b"top"
+    assert (mirrored / "a" / "mid.txt").read_bytes() == b"mid"
+    assert (mirrored / "a" / "b" / "deep.txt").read_bytes() == b"deep"
+    urls = [row["url"] for row in records(manifest)]
+    assert len(urls) == len(set(urls))
+    for path in out.rglob("*"):
+        assert path.resolve().is_relative_to(out.resolve())
