@@ -418,4 +418,3 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         sys.stderr.write("fetch: interrupted; .part files kept, rerun with -C --skip-done MANIFEST to resume\n")
         return 130
     return 1 if run.totals.failed else 0
-

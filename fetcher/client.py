@@ -308,9 +308,7 @@ class Client:
                     key = (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
                     limit = host_limits.setdefault(key, trio.Semaphore(per_host))
                     async with limit:
-                        outcome.result = await self._with_retries(
-                            url, outcome, destination, resume, retries, on_chunk
-                        )
+                        outcome.result = await self._with_retries(url, outcome, destination, resume, retries, on_chunk)
                 except FetchError as error:
                     outcome.error = error
                 finally:
@@ -347,9 +345,7 @@ class Client:
             outcome.attempts = attempt
             try:
                 if destination is not None:
-                    return await self.retrieve(
-                        url, destination(url), resume=resume or attempt > 1, on_chunk=chunk_hook
-                    )
+                    return await self.retrieve(url, destination(url), resume=resume or attempt > 1, on_chunk=chunk_hook)
                 return await self.fetch(url)
             except FetchError as error:
                 if not error.transient or attempt > retries:

@@ -124,7 +124,9 @@ def test_usage_without_url() -> None:
     assert b"give at least one URL" in result.stderr
 
 
-def test_output_file_is_written_via_part(tmp_path: Path, x_test: None, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_output_file_is_written_via_part(
+    tmp_path: Path, x_test: None, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     server = serve({"doc": b"OK 5\r\nhello"})
     try:
         target = tmp_path / "out.bin"
