@@ -16,6 +16,7 @@ from pathlib import Path
 import trio
 
 from fetcher import Client, FetchError, parse_url
+from fetcher.client import save
 from fetcher.render import tree_parts
 
 
@@ -32,8 +33,6 @@ async def mirror(start: str, out: Path, depth: int) -> None:
                     if resource.kind == "document":
                         target = out.joinpath(*tree_parts(url))
                         target.parent.mkdir(parents=True, exist_ok=True)
-                        from fetcher.client import save
-
                         await save(resource, target)
                         print(f"saved {target}")
                         continue
