@@ -1,0 +1,150 @@
+"""Shared benchmark machinery: run commands in alternation, measure, compare.
+
+Each figure runs fetcher and its peers (curl, wget, aria2c) as separate
+processes in alternation (A B C A B C ...) after a warm-up, so slow drifts of
+a noisy machine hit every tool alike.  Wall time comes from a monotonic clock
+around the process; peak RSS from the child's rusage (`os.wait4`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Sample:
+    seconds: float
+    peak_rss_kib: int
+    returncode: int
+
+
+@dataclass
+class Figure:
+    """One row group of the report: a workload measured for several tools."""
+
+    name: str
+    goal: str
+    samples: dict[str, list[Sample]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def median(self, tool: str) -> float:
+        return statistics.median(s.seconds for s in self.samples[tool])
+
+    def rows(self, baseline: str = "fetcher") -> list[dict[str, object]]:
+        rows = []
+        base = self.median(baseline) if baseline in self.samples else None
+        for tool, samples in self.samples.items():
+            times = [s.seconds for s in samples]
+            median = statistics.median(times)
+            rows.append(
+                {
+                    "figure": self.name,
+                    "tool": tool,
+                    "runs": len(samples),
+                    "median_s": round(median, 4),
+                    "min_s": round(min(times), 4),
+                    "max_s": round(max(times), 4),
+                    "peak_rss_mib": round(max(s.peak_rss_kib for s in samples) / 1024, 1),
+                    "failures": sum(1 for s in samples if s.returncode != 0),
+                    "fetcher_over_tool": None if base is None or tool == baseline else round(base / median, 3),
+                }
+            )
+        return rows
+
+
+def measure(argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Sample:
+    """Run one command to completion; its wall time and peak RSS."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    error = process.stderr.read()
+    process.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    process.returncode = code
+    if code != 0:
+        sys.stderr.write(f"  ! {argv[0]} exited {code}: {error.decode(errors='replace')[-300:]}\n")
+    return Sample(seconds=elapsed, peak_rss_kib=usage.ru_maxrss, returncode=code)
+
+
+def alternate(
+    figure: Figure,
+    commands: dict[str, Sequence[str]],
+    *,
+    runs: int = 5,
+    warmup: int = 1,
+    before_each: Callable[[str], None] | None = None,
+    cwd: Path | None = None,
+) -> Figure:
+    """Run every command `warmup` times unmeasured, then `runs` times in alternation."""
+    available = {tool: argv for tool, argv in commands.items() if shutil.which(argv[0]) or Path(argv[0]).exists()}
+    for tool in commands.keys() - available.keys():
+        figure.notes.append(f"{tool} is not installed; skipped")
+    for round_number in range(warmup + runs):
+        for tool, argv in available.items():
+            if before_each is not None:
+                before_each(tool)
+            sample = measure(argv, cwd=cwd)
+            if round_number >= warmup:
+                figure.samples.setdefault(tool, []).append(sample)
+    return figure
+
+
+def fetch_command() -> list[str]:
+    """fetcher as a user runs it (the console script of this checkout's interpreter)."""
+    return [sys.executable, "-m", "fetcher"]
+
+
+def markdown(figures: Sequence[Figure]) -> str:
+    lines = [
+        "| figure | goal | tool | median s | min s | max s | peak RSS MiB | fetcher/tool |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for figure in figures:
+        for row in figure.rows():
+            ratio = row["fetcher_over_tool"]
+            lines.append(
+                f"| {figure.name} | {figure.goal} | {row['tool']} | {row['median_s']} | {row['min_s']} | "
+                f"{row['max_s']} | {row['peak_rss_mib']} | {'' if ratio is None else f'{ratio:.2f}'} |"
+            )
+        for note in figure.notes:
+            lines.append(f"| {figure.name} | | ({note}) | | | | | |")
+    return "\n".join(lines) + "\n"
+
+
+def machine() -> str:
+    cpus = os.cpu_count()
+    return f"{platform.node()} {platform.system()} {platform.release()}, {cpus} CPU, Python {platform.python_version()}"
+
+
+def write_report(figures: Sequence[Figure], directory: Path) -> tuple[Path, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    text = f"Benchmarks of {stamp} on {machine()}\n\n" + markdown(figures)
+    table = directory / "latest.md"
+    table.write_text(text)
+    data = directory / "latest.json"
+    data.write_text(
+        json.dumps(
+            {"date": stamp, "machine": machine(), "figures": [asdict(f) | {"rows": f.rows()} for f in figures]},
+            indent=1,
+        )
+    )
+    return table, data
