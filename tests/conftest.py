@@ -62,6 +62,17 @@ def no_netrc(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     yield
 
 
+@pytest.fixture
+def x_test() -> Iterator[None]:
+    """Register the x-test line protocol of tests/plugin_scheme.py for one test."""
+    from fetcher import registry
+
+    registry.register("x-test", "tests.plugin_scheme:Handler")
+    yield
+    registry.HANDLERS.pop("x-test", None)
+    registry._loaded.pop("x-test", None)
+
+
 @pytest.fixture(scope="session")
 def content_tree() -> Iterator[Path]:
     """The shared content tree (tests/interop/content.py), world-readable under /tmp."""

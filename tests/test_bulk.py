@@ -8,23 +8,13 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fetcher import registry
 from fetcher.bulk import read_url_lines
 from fetcher.cli import main
 from tests.plugin_scheme import LineServer
-
-
-@pytest.fixture
-def x_test() -> Iterator[None]:
-    registry.register("x-test", "tests.plugin_scheme:Handler")
-    yield
-    registry.HANDLERS.pop("x-test", None)
-    registry._loaded.pop("x-test", None)
 
 
 def body(name: str) -> bytes:

@@ -6,23 +6,13 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fetcher import registry
 from fetcher.cli import main
 from tests.conftest import ROOT, run_fetch
 from tests.plugin_scheme import LineServer
-
-
-@pytest.fixture
-def x_test() -> Iterator[None]:
-    registry.register("x-test", "tests.plugin_scheme:Handler")
-    yield
-    registry.HANDLERS.pop("x-test", None)
-    registry._loaded.pop("x-test", None)
 
 
 def serve(replies: dict[str, bytes | None]) -> LineServer:
