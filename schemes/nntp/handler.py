@@ -1,0 +1,319 @@
+"""nntp: (RFC 1738 §3.7) and news: (§3.6) URLs: articles, group listings, all groups.
+
+Which server: an nntp:// URL names it; a news: URL names none (unless in
+the RFC 5538 form news://host/...), so --nntp-server or $NNTPSERVER does.
+Conversations are pooled per (scheme, host, port, user), so listing a group
+and then fetching its articles with one Client greets the server once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from fetcher.client import Session
+from fetcher.errors import AuthError, URLError, UsageError
+from fetcher.net import Connection, trace
+from fetcher.resource import Closer, Entry, Resource
+from fetcher.text import safe_filename
+from fetcher.url import URL, NewsURL, NntpURL, parse_url
+
+from .client import Login, NntpSession, StaleSession, open_session, parse_server
+from .overview import Overview, article_window, overview_from_headers, parse_active, parse_headers, parse_overview
+from .responses import BadReply, command, message_id_argument, parse_article_status, parse_group
+
+TLS_SCHEMES = frozenset({"nntps", "snews"})
+#: Codes after which OVER is not there: try XOVER, then HEAD per article.
+_NO_OVERVIEW = frozenset({500, 501, 503})
+
+
+@dataclass(frozen=True)
+class Server:
+    """Where a URL's articles live, and how to reach them."""
+
+    scheme: str
+    host: str
+    port: int
+    tls: bool
+
+    def pool_key(self, user: str | None) -> tuple[str, str, int, str | None]:
+        return (self.scheme, self.host, self.port, user)
+
+
+def server_for(url: NntpURL | NewsURL, nntp_server: str | None) -> Server:
+    """The server a URL's articles come from; a news: URL without one is a usage error (exit 2)."""
+    tls = url.scheme in TLS_SCHEMES
+    default_port = 563 if tls else 119
+    if url.host:
+        return Server(url.scheme, url.host, url.port or default_port, tls)
+    if not nntp_server:
+        raise UsageError(
+            f"{url} names no news server, and none is configured",
+            hint="name one with --nntp-server HOST[:PORT] or the NNTPSERVER environment variable",
+        )
+    host, port = parse_server(nntp_server, default_port=default_port)
+    return Server(url.scheme, host, port, tls)
+
+
+def _article_url(server: Server, group: str, number: int) -> str | None:
+    scheme = "nntps" if server.tls else "nntp"
+    url = NntpURL(scheme=scheme, host=server.host, port=server.port, group=group, article=number, fragment=None)
+    return _checked(str(url))
+
+
+def _group_url(url: NewsURL, name: str) -> str | None:
+    return _checked(str(url.replace(group=name, message_id=None, fragment=None)))
+
+
+def _checked(text: str) -> str | None:
+    """A URL built from server data, only if it parses back (a hostile group name gives no URL)."""
+    try:
+        parse_url(text)
+    except URLError:
+        return None
+    return text
+
+
+def _article_entry(server: Server, group: str, item: Overview) -> Entry:
+    return Entry(
+        name=str(item.number),
+        url=_article_url(server, group, item.number),
+        type="article",
+        size=item.size,
+        description=" | ".join(part for part in (item.subject, item.sender, item.date) if part),
+        extra={
+            "number": item.number,
+            "subject": item.subject,
+            "from": item.sender,
+            "date": item.date,
+            "message_id": item.message_id,
+            "references": item.references,
+            "lines": item.lines,
+        },
+    )
+
+
+class Handler:
+    scheme = "nntp"
+    default_port = 119
+
+    async def open(self, url: URL, session: Session) -> Resource:
+        if not isinstance(url, NntpURL | NewsURL):
+            raise UsageError(f"the news handler cannot open {url.scheme}: URLs")
+        server = server_for(url, session.settings.nntp_server)
+        found = session.credentials(server.host)
+        user = found[0] if found else None
+        login = self._login(session, server, found)
+        if isinstance(url, NntpURL):
+            if url.article is not None:
+                group, number = url.group, url.article
+
+                async def operation(nntp: NntpSession, closer: Closer) -> Resource:
+                    return await self._article(url, session, nntp, login, closer, group=group, number=number)
+
+            else:
+                group_name = url.group
+
+                async def operation(nntp: NntpSession, closer: Closer) -> Resource:
+                    return await self._group_listing(url, session, server, nntp, login, group_name)
+
+        elif url.message_id is not None:
+            message_id = url.message_id
+
+            async def operation(nntp: NntpSession, closer: Closer) -> Resource:
+                return await self._article(url, session, nntp, login, closer, message_id=message_id)
+
+        elif url.group == "*":
+
+            async def operation(nntp: NntpSession, closer: Closer) -> Resource:
+                return await self._all_groups(url, nntp, login)
+
+        else:
+            news_group = url.group or ""
+
+            async def operation(nntp: NntpSession, closer: Closer) -> Resource:
+                return await self._group_listing(url, session, server, nntp, login, news_group)
+
+        return await self._run(session, server, server.pool_key(user), operation)
+
+    # -- sessions -------------------------------------------------------------
+
+    async def _run(
+        self,
+        session: Session,
+        server: Server,
+        key: tuple[str, str, int, str | None],
+        operation: Callable[[NntpSession, Closer], Awaitable[Resource]],
+    ) -> Resource:
+        """Run `operation` on a pooled session (reconnecting once if it went stale) or a new one.
+
+        A listing's session goes back to the pool at once; a document's goes
+        back when its body has been read to the end (see `_release`).
+        """
+        pooled = await session.pool.take(key)
+        if isinstance(pooled, NntpSession):
+            pooled.reused = True
+            try:
+                return await self._guarded(session, key, pooled, operation)
+            except StaleSession as error:
+                trace.debug("* %s; reconnecting", error)
+
+        async def connect() -> Connection:
+            return await session.connect(server.host, server.port, scheme=server.scheme, tls=server.tls)
+
+        nntp = await open_session(connect, starttls=session.settings.starttls, context=session.ssl_context)
+        return await self._guarded(session, key, nntp, operation)
+
+    async def _guarded(
+        self,
+        session: Session,
+        key: tuple[str, str, int, str | None],
+        nntp: NntpSession,
+        operation: Callable[[NntpSession, Closer], Awaitable[Resource]],
+    ) -> Resource:
+
+        async def closer() -> None:
+            await self._release(session, key, nntp)
+
+        try:
+            resource = await operation(nntp, closer)
+        except StaleSession:
+            await nntp.abort()
+            raise
+        except BaseException:
+            await self._release(session, key, nntp)
+            raise
+        if resource.kind != "document":
+            await self._release(session, key, nntp)
+        return resource
+
+    async def _release(self, session: Session, key: tuple[str, str, int, str | None], nntp: NntpSession) -> None:
+        if nntp.healthy:
+            await session.pool.give(key, nntp)
+        else:
+            await nntp.abort()
+
+    def _login(self, session: Session, server: Server, found: tuple[str, str | None] | None) -> Login:
+        async def login() -> tuple[str, str]:
+            user, password = found if found else (None, None)
+            where = f"{server.host}:{server.port}"
+            if user is None:
+                user = await session.ask(f"The news server {where} wants a login. User: ")
+                if not user:
+                    raise AuthError(
+                        f"the news server {where} requires a login (480) and no user name is known",
+                        hint="give -u USER[:PASSWORD] or add the host to ~/.netrc",
+                    )
+            if password is None:
+                password = await session.ask(f"Password for {user} at {where}: ", secret=True)
+                if password is None:
+                    raise AuthError(
+                        f"the news server {where} requires a password for {user} and none is known",
+                        hint="give -u USER:PASSWORD, add the host to ~/.netrc, or run on a terminal to be asked",
+                    )
+            return user, password
+
+        return login
+
+    # -- operations -------------------------------------------------------------
+
+    async def _article(
+        self,
+        url: NntpURL | NewsURL,
+        session: Session,
+        nntp: NntpSession,
+        login: Login,
+        closer: Closer,
+        *,
+        group: str | None = None,
+        number: int | None = None,
+        message_id: str | None = None,
+    ) -> Resource:
+        if group is not None and number is not None:
+            await nntp.request(command("GROUP", group), f"selecting newsgroup {group}", {211}, login=login)
+            line, doing = command("ARTICLE", str(number)), f"fetching article {number} of {group}"
+            filename = f"{group}.{number}"
+        else:
+            assert message_id is not None
+            line, doing = command("ARTICLE", message_id_argument(message_id)), f"fetching article <{message_id}>"
+            filename = safe_filename(message_id)
+        reply = await nntp.request(line, doing, {220}, login=login)
+        status = parse_article_status(reply)
+        metadata: dict[str, object] = {"number": status.number or number, "message_id": status.message_id}
+        if group is not None:
+            metadata["group"] = group
+        body: AsyncIterator[bytes] = nntp.iter_body(raw=session.settings.raw)
+        return Resource(
+            url,
+            "document",
+            content_type="message/rfc822",
+            size=None,
+            body=body,
+            filename=filename,
+            metadata=metadata,
+            closer=closer,
+        )
+
+    async def _group_listing(
+        self, url: URL, session: Session, server: Server, nntp: NntpSession, login: Login, group: str
+    ) -> Resource:
+        reply = await nntp.request(command("GROUP", group), f"selecting newsgroup {group}", {211}, login=login)
+        status = parse_group(reply)
+        window = article_window(status.first, status.last, status.count, session.settings.article_range)
+        items = [] if window is None else await self._overview(nntp, group, window, login)
+        items.sort(key=lambda item: item.number)
+        return Resource(
+            url,
+            "listing",
+            entries=[_article_entry(server, group, item) for item in items],
+            metadata={"group": group, "count": status.count, "first": status.first, "last": status.last},
+        )
+
+    async def _overview(self, nntp: NntpSession, group: str, window: tuple[int, int], login: Login) -> list[Overview]:
+        low, high = window
+        span = f"{low}-{high}"
+        doing = f"listing articles {span} of {group}"
+        for verb in ("OVER", "XOVER") if nntp.offers("OVER") else ("XOVER",):
+            reply = await nntp.request(command(verb, span), doing, {224, 420, 423, *_NO_OVERVIEW}, login=login)
+            if reply.code in (420, 423):
+                return []
+            if reply.code == 224:
+                items = []
+                async for line in nntp.iter_block():
+                    try:
+                        items.append(parse_overview(line))
+                    except BadReply as error:
+                        trace.debug("* skipped: %s", error)
+                return items
+        trace.debug("* no overview on this server; reading the headers of each article")
+        items = []
+        for number in range(low, high + 1):
+            reply = await nntp.request(command("HEAD", str(number)), doing, {221, 423, 430}, login=login)
+            if reply.code == 221:
+                items.append(overview_from_headers(number, parse_headers(await nntp.read_block())))
+        return items
+
+    async def _all_groups(self, url: NewsURL, nntp: NntpSession, login: Login) -> Resource:
+        doing = "listing the newsgroups"
+        reply = await nntp.request("LIST ACTIVE", doing, {215, *_NO_OVERVIEW}, login=login)
+        if reply.code != 215:
+            await nntp.request("LIST", doing, {215}, login=login)
+        entries: list[Entry] = []
+        async for line in nntp.iter_block():
+            try:
+                group = parse_active(line)
+            except BadReply as error:
+                trace.debug("* skipped: %s", error)
+                continue
+            flags = {"y": "", "n": ", no posting", "m": ", moderated"}.get(group.status[:1], "")
+            entries.append(
+                Entry(
+                    name=group.name,
+                    url=_group_url(url, group.name),
+                    type="group",
+                    description=f"{group.estimate} articles ({group.low}-{group.high}){flags}",
+                    extra={"high": group.high, "low": group.low, "status": group.status},
+                )
+            )
+        entries.sort(key=lambda entry: entry.name)
+        return Resource(url, "listing", entries=entries)
