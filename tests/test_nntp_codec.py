@@ -129,8 +129,7 @@ def test_body_decoder_unstuffs_and_converts() -> None:
 
 
 def test_body_decoder_raw_keeps_crlf() -> None:
-    out, decoder = decode_all(wire(ARTICLE), [])
-    raw, _ = decode_all(wire(ARTICLE), [], raw=True)
+    raw, decoder = decode_all(wire(ARTICLE), [], raw=True)
     assert decoder.done
     assert raw == ARTICLE.replace(b"\n", b"\r\n") + b"\r\n"
 
@@ -229,7 +228,8 @@ def test_headers_and_fallback_overview() -> None:
     headers = parse_headers([b"Subject: long", b" folded subject", b"From: a@b", b"Subject: second", b"bad line", b""])
     assert headers == {"subject": b"long\n folded subject", "from": b"a@b"}
     item = overview_from_headers(7, {**headers, "message-id": b"<m@x>", "lines": b"3"})
-    assert (item.number, item.subject, item.message_id, item.lines, item.size) == (7, "long folded subject", "m@x", 3, None)
+    assert (item.number, item.subject, item.message_id) == (7, "long folded subject", "m@x")
+    assert (item.lines, item.size) == (3, None)
 
 
 def test_parse_active() -> None:
