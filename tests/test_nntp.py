@@ -16,7 +16,7 @@ import trio
 import trustme
 
 from fetcher import Client
-from fetcher.errors import AuthError, NotFound, ProtocolError, Timeout, TransientError, UsageError
+from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, Timeout, TransientError, UsageError
 from tests.conftest import ROOT, run_fetch
 from tests.servers.nntp import Article, Faults, Group, NntpServer, article, serving
 
@@ -331,7 +331,7 @@ async def test_nntpserver_environment_variable() -> None:
     ("greeting", "error", "code"),
     [(b"400 too busy, try later", TransientError, 7), (b"502 you may not read here", AuthError, 5)],
 )
-async def test_greeting_refusals(greeting: bytes, error: type, code: int) -> None:
+async def test_greeting_refusals(greeting: bytes, error: type[FetchError], code: int) -> None:
     async with serving(NntpServer(groups(), faults=Faults(greeting=greeting))) as server:
         async with Client() as client:
             with pytest.raises(error) as caught:
@@ -479,3 +479,15 @@ async def test_starttls(tls_ca: tuple[ssl.SSLContext, str]) -> None:
 def test_article_helper_shape() -> None:
     item: Article = article(7, "x@y", "S", b"body\n")
     assert item.header("subject") == b"S" and item.text.endswith(b"\n\nbody\n")
+
+
+async def test_trace_hides_the_password_and_guard_refuses_injection() -> None:
+    async with serving(NntpServer(groups())) as server:
+        traced = await cli("-v", "-u", "reader:s3cret", f"{base(server)}/test.secret/1")
+        injected = await cli("--nntp-server", f"127.0.0.1:{server.port}", "news:x%0D%0AQUIT@example.test")
+    assert traced.returncode == 0
+    assert traced.stdout == text_of(server, "secret@example.test")
+    assert b"> AUTHINFO USER reader\n" in traced.stderr and b"> AUTHINFO PASS ****\n" in traced.stderr
+    assert b"s3cret" not in traced.stderr
+    assert injected.returncode == 3
+    assert len(server.sessions) == 1  # the refused URL never connected
