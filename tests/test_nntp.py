@@ -349,6 +349,13 @@ async def test_garbage_reply_is_a_protocol_error() -> None:
     assert b"\x1b" not in run.stderr
 
 
+async def test_oversized_reply_is_a_protocol_error() -> None:
+    async with serving(NntpServer(groups(), faults=Faults(oversized_reply_to="GROUP"))) as server:
+        async with Client() as client:
+            with pytest.raises(ProtocolError, match="malformed GROUP reply"):
+                await client.fetch(f"{base(server)}/test.group")
+
+
 # -- authentication -------------------------------------------------------------------
 
 

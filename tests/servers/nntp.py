@@ -63,6 +63,8 @@ class Faults:
     no_xover: bool = False
     no_list_active: bool = False
     garbage_reply_to: str | None = None
+    #: Answer this command with a 200 KiB status line.
+    oversized_reply_to: str | None = None
     #: Send replies in pieces of this many bytes, each its own write.
     write_size: int | None = None
     offer_starttls: bool = False
@@ -190,6 +192,9 @@ class Conversation:
                 return
             words = line.split()
             verb = words[0].upper() if words else ""
+            if self.faults.oversized_reply_to == verb:
+                await self.reply(b"211 " + b"9" * 200_000)
+                continue
             if self.faults.garbage_reply_to == verb:
                 await self.reply(b"hello? \x1b[31m this is not nntp")
                 continue
