@@ -352,7 +352,8 @@ async def test_garbage_reply_is_a_protocol_error() -> None:
 async def test_oversized_reply_is_a_protocol_error() -> None:
     async with serving(NntpServer(groups(), faults=Faults(oversized_reply_to="GROUP"))) as server:
         async with Client() as client:
-            with pytest.raises(ProtocolError, match="malformed GROUP reply"):
+            # Depending on how the bytes arrive, the line reader or the GROUP parser refuses it.
+            with pytest.raises(ProtocolError, match=r"longer than 65536 bytes|malformed GROUP reply"):
                 await client.fetch(f"{base(server)}/test.group")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 
 from fetcher.client import Session
 from fetcher.errors import AuthError, URLError, UsageError
@@ -104,36 +105,16 @@ class Handler:
         found = session.credentials(server.host)
         user = found[0] if found else None
         login = self._login(session, server, found)
-        if isinstance(url, NntpURL):
-            if url.article is not None:
-                group, number = url.group, url.article
-
-                async def operation(nntp: NntpSession, closer: Closer) -> Resource:
-                    return await self._article(url, session, nntp, login, closer, group=group, number=number)
-
-            else:
-                group_name = url.group
-
-                async def operation(nntp: NntpSession, closer: Closer) -> Resource:
-                    return await self._group_listing(url, session, server, nntp, login, group_name)
-
-        elif url.message_id is not None:
-            message_id = url.message_id
-
-            async def operation(nntp: NntpSession, closer: Closer) -> Resource:
-                return await self._article(url, session, nntp, login, closer, message_id=message_id)
-
-        elif url.group == "*":
-
-            async def operation(nntp: NntpSession, closer: Closer) -> Resource:
-                return await self._all_groups(url, nntp, login)
-
+        operation: Callable[[NntpSession, Closer], Awaitable[Resource]]
+        if isinstance(url, NntpURL) and url.article is not None:
+            operation = partial(self._article, url, session, login, group=url.group, number=url.article)
+        elif isinstance(url, NewsURL) and url.message_id is not None:
+            operation = partial(self._article, url, session, login, message_id=url.message_id)
+        elif isinstance(url, NewsURL) and url.group == "*":
+            operation = partial(self._all_groups, url, login)
         else:
-            news_group = url.group or ""
-
-            async def operation(nntp: NntpSession, closer: Closer) -> Resource:
-                return await self._group_listing(url, session, server, nntp, login, news_group)
-
+            group = url.group or ""
+            operation = partial(self._group_listing, url, session, server, login, group)
         return await self._run(session, server, server.pool_key(user), operation)
 
     # -- sessions -------------------------------------------------------------
@@ -221,8 +202,8 @@ class Handler:
         self,
         url: NntpURL | NewsURL,
         session: Session,
-        nntp: NntpSession,
         login: Login,
+        nntp: NntpSession,
         closer: Closer,
         *,
         group: str | None = None,
@@ -255,7 +236,7 @@ class Handler:
         )
 
     async def _group_listing(
-        self, url: URL, session: Session, server: Server, nntp: NntpSession, login: Login, group: str
+        self, url: URL, session: Session, server: Server, login: Login, group: str, nntp: NntpSession, _: Closer
     ) -> Resource:
         reply = await nntp.request(command("GROUP", group), f"selecting newsgroup {group}", {211}, login=login)
         status = parse_group(reply)
@@ -293,7 +274,7 @@ class Handler:
                 items.append(overview_from_headers(number, parse_headers(await nntp.read_block())))
         return items
 
-    async def _all_groups(self, url: NewsURL, nntp: NntpSession, login: Login) -> Resource:
+    async def _all_groups(self, url: NewsURL, login: Login, nntp: NntpSession, _: Closer) -> Resource:
         doing = "listing the newsgroups"
         reply = await nntp.request("LIST ACTIVE", doing, {215, *_NO_OVERVIEW}, login=login)
         if reply.code != 215:
