@@ -250,6 +250,8 @@ async def _run_urls(args: argparse.Namespace) -> int:
             try:
                 await _run_one(client, text, args)
             except FetchError as error:
+                if args.show_error_body and error.body:
+                    _print_error_body(error.body)
                 report(error, text)
                 failures += 1
                 last_code = error.exit_code
@@ -282,6 +284,15 @@ async def _run_one(client: Client, text: str, args: argparse.Namespace) -> None:
                 suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, resource.filename)
                 target = suggested
             await save(resource, target, resumed=offset > 0)
+
+
+def _print_error_body(body: bytes) -> None:
+    """The server's error page goes to stdout like a document (escaped on a terminal)."""
+    from .text import escape_bytes
+
+    out = sys.stdout.buffer
+    out.write(escape_bytes(body).encode("utf-8", "replace") if sys.stdout.isatty() else body)
+    out.flush()
 
 
 async def _stream_to_stdout(resource: Resource) -> None:

@@ -38,7 +38,9 @@ T = TypeVar("T")
 class Session:
     """One retrieval's view of the client (see module docstring)."""
 
-    def __init__(self, client: Client, url: URL, *, offset: int = 0, hops: int = 0) -> None:
+    def __init__(
+        self, client: Client, url: URL, *, offset: int = 0, hops: int = 0, origin: URL | None = None
+    ) -> None:
         self.client = client
         self.url = url
         self.settings = client.settings
@@ -48,6 +50,9 @@ class Session:
         #: and report where the body really starts in `Resource.offset`.
         self.offset = offset
         self.hops = hops
+        #: The URL the user asked for (before redirects): credentials given for
+        #: it must not travel to another origin.
+        self.origin = origin if origin is not None else url
         self.trace = trace
 
     async def connect(
@@ -103,7 +108,7 @@ class Session:
             )
         guard.check_redirect(self.url, url, self.policy)
         trace.debug("* %s to %s", reason, url)
-        return await self.client._open(url, offset=self.offset, hops=self.hops + 1)
+        return await self.client._open(url, offset=self.offset, hops=self.hops + 1, origin=self.origin)
 
 
 @dataclass
@@ -201,12 +206,14 @@ class Client:
 
     # -- retrieval ----------------------------------------------------------
 
-    async def _open(self, url: URL | str, *, offset: int = 0, hops: int = 0) -> Resource:
+    async def _open(
+        self, url: URL | str, *, offset: int = 0, hops: int = 0, origin: URL | None = None
+    ) -> Resource:
         if isinstance(url, str):
             url = parse_url(url)
         guard.check(url, self.policy)
         handler = get_handler(url.scheme)
-        resource = await handler.open(url, Session(self, url, offset=offset, hops=hops))
+        resource = await handler.open(url, Session(self, url, offset=offset, hops=hops, origin=origin))
         if resource.max_size is None:
             resource.max_size = self.settings.max_size
         return resource

@@ -13,6 +13,9 @@ class FetchError(Exception):
     exit_code = 1
     #: True when trying again later may succeed (bulk retries these).
     transient = False
+    #: The body of a server's error reply (HTTP 4xx/5xx), when there was one;
+    #: the CLI prints it with --show-error-body.
+    body: bytes | None = None
 
     def __init__(self, message: str, *, hint: str | None = None, url: str | None = None) -> None:
         super().__init__(message)
