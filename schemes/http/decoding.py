@@ -1,0 +1,150 @@
+"""Content-Encoding decoders that stream with bounded output.
+
+Each `feed` yields decoded pieces of at most `PIECE` bytes and never holds
+more than one piece: a gzip bomb (a few KiB that inflate to gigabytes) is
+decoded lazily, so the caller's size limit stops it after the limit, not
+after the memory is gone.  Pure: bytes in, bytes out, no I/O.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+from fetcher.errors import ProtocolError
+
+PIECE = 256 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class Decoder(Protocol):
+    def feed(self, data: bytes) -> Iterator[bytes]: ...
+    def flush(self) -> Iterator[bytes]: ...
+
+
+def _inflate(inflater: zlib._Decompress, data: bytes, coding: str) -> Iterator[bytes]:
+    """Run `data` through `inflater`, PIECE bytes of output at a time."""
+    try:
+        while data:
+            out = inflater.decompress(data, PIECE)
+            if not out and len(inflater.unconsumed_tail) >= len(data):
+                break
+            data = inflater.unconsumed_tail
+            if out:
+                yield out
+            if inflater.eof:
+                break
+    except zlib.error as error:
+        raise ProtocolError(
+            f"the {coding} body is corrupt: {error}",
+            hint="retry with --raw to save the bytes exactly as sent",
+        ) from None
+
+
+class GzipDecoder:
+    """gzip (RFC 1952), including several concatenated members."""
+
+    coding = "gzip"
+
+    def __init__(self) -> None:
+        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._started = False
+        self._trailing = b""
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            if self._inflater.eof:
+                data = self._trailing + data
+                self._trailing = b""
+                if len(data) < 2:
+                    self._trailing = data
+                    return
+                if data[:2] != GZIP_MAGIC:
+                    if data.strip(b"\x00"):
+                        raise ProtocolError("data after the end of the gzip stream", hint="retry with --raw")
+                    return
+                self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            self._started = True
+            yield from _inflate(self._inflater, data, self.coding)
+            data = self._inflater.unused_data if self._inflater.eof else b""
+            if self._inflater.eof and not data:
+                return
+
+    def flush(self) -> Iterator[bytes]:
+        if self._trailing.strip(b"\x00"):
+            raise ProtocolError("data after the end of the gzip stream", hint="retry with --raw")
+        if self._started and not self._inflater.eof:
+            raise ProtocolError("the gzip body ended before the end of its stream", hint="try again")
+        return iter(())
+
+
+class DeflateDecoder:
+    """HTTP "deflate": zlib-wrapped (RFC 1950) as specified, or raw (RFC 1951) as some servers send."""
+
+    coding = "deflate"
+
+    def __init__(self) -> None:
+        self._inflater: zlib._Decompress | None = None
+        self._head = b""
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        if self._inflater is None:
+            self._head += data
+            if len(self._head) < 2:
+                return
+            data, self._head = self._head, b""
+            first, second = data[0], data[1]
+            wrapped = first & 0x0F == 8 and (first << 8 | second) % 31 == 0
+            self._inflater = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+        if self._inflater.eof:
+            return
+        yield from _inflate(self._inflater, data, self.coding)
+
+    def flush(self) -> Iterator[bytes]:
+        if self._inflater is None and self._head:
+            raise ProtocolError("the deflate body is too short to be valid", hint="retry with --raw")
+        if self._inflater is not None and not self._inflater.eof:
+            raise ProtocolError("the deflate body ended before the end of its stream", hint="try again")
+        return iter(())
+
+
+class Chain:
+    """Several codings, undone in turn (`Content-Encoding: deflate, gzip` means gzip was applied last)."""
+
+    def __init__(self, decoders: list[Decoder]) -> None:
+        self._decoders = decoders
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        return self._onward(0, self._decoders[0].feed(data))
+
+    def flush(self) -> Iterator[bytes]:
+        for index, decoder in enumerate(self._decoders):
+            yield from self._onward(index, decoder.flush())
+
+    def _onward(self, index: int, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        """Pass what decoder `index` produced through the decoders after it."""
+        if index + 1 == len(self._decoders):
+            yield from pieces
+            return
+        following = self._decoders[index + 1]
+        for piece in pieces:
+            yield from self._onward(index + 1, following.feed(piece))
+
+
+DECODERS: dict[str, Callable[[], Decoder]] = {"gzip": GzipDecoder, "x-gzip": GzipDecoder, "deflate": DeflateDecoder}
+
+
+def decoder_for(codings: list[str]) -> Decoder | None:
+    """A decoder for a Content-Encoding list (the order the server applied them), or None."""
+    codings = [coding for coding in codings if coding != "identity"]
+    if not codings:
+        return None
+    unknown = [coding for coding in codings if coding not in DECODERS]
+    if unknown:
+        raise ProtocolError(
+            f"the server used a content encoding fetcher cannot decode: {', '.join(unknown)}",
+            hint="--raw saves the encoded bytes as they came",
+        )
+    decoders: list[Decoder] = [DECODERS[coding]() for coding in reversed(codings)]
+    return decoders[0] if len(decoders) == 1 else Chain(decoders)

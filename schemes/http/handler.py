@@ -1,0 +1,348 @@
+"""http: and https: (RFC 1738 §3.3) over h11: one GET per URL, pooled connections.
+
+The rules live in request.py, response.py, decoding.py and proxy.py (pure);
+connection.py moves bytes through h11.  This module strings them together:
+choose a route (direct, proxy, CONNECT tunnel), take a pooled connection or
+open one, retry once when a pooled connection turns out to be closed, then
+turn the status into a Resource, a redirect (through `session.follow`, which
+applies the guard and the redirect-scheme policy) or an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Hashable
+from dataclasses import dataclass
+
+import h11
+
+from fetcher.client import Session
+from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
+from fetcher.resource import Resource
+from fetcher.url import URL, HttpURL, join
+
+from . import response as rules
+from .connection import HTTPConnection
+from .decoding import Decoder, decoder_for
+from .proxy import choose_proxy
+from .request import RequestHead, build_connect, build_request, origin_of, public
+
+log = logging.getLogger("fetcher")
+trace = logging.getLogger("fetcher.trace")
+
+
+@dataclass(frozen=True)
+class Route:
+    """How bytes reach the origin: directly, through a proxy, or through a CONNECT tunnel."""
+
+    proxy: HttpURL | None
+
+    def key(self, url: HttpURL) -> Hashable:
+        proxy = None if self.proxy is None else origin_of(self.proxy)
+        return (*origin_of(url), proxy)
+
+
+class Lease:
+    """A connection lent to one response: back to the pool only when the body was read to the end."""
+
+    def __init__(self, session: Session, key: Hashable, connection: HTTPConnection) -> None:
+        self.session = session
+        self.key = key
+        self.connection = connection
+        self.done = False
+
+    async def release(self) -> None:
+        """The body ended: keep the connection if h11 says it can carry another request."""
+        if self.done:
+            return
+        self.done = True
+        if self.connection.reusable:
+            self.connection.start_next_cycle()
+            await self.session.pool.give(self.key, self.connection)
+        else:
+            await self.connection.aclose()
+
+    async def aclose(self) -> None:
+        """Called when the resource closes: a body not read to its end poisons the connection."""
+        if self.done:
+            return
+        self.done = True
+        await self.connection.aclose()
+
+
+class Handler:
+    scheme = "http"
+    default_port = 80
+
+    async def open(self, url: URL, session: Session) -> Resource:
+        assert isinstance(url, HttpURL)
+        settings = session.settings
+        proxy = choose_proxy(url, settings.proxy, os.environ)
+        route = Route(proxy)
+        credentials = await self._credentials(url, session)
+        proxy_credentials = (proxy.user, proxy.password) if proxy is not None and proxy.user is not None else None
+        offset = session.offset
+        head = build_request(
+            url,
+            user_agent=settings.user_agent,
+            credentials=credentials,
+            offset=offset,
+            via_proxy=proxy is not None and url.scheme == "http",
+            proxy_credentials=proxy_credentials if url.scheme == "http" else None,
+        )
+        lease, reply = await self._exchange(url, session, route, head)
+        status = reply.status_code
+        if status == 416 and offset > 0:
+            return await self._range_refused(url, session, route, lease, reply, head)
+        return await self._outcome(url, session, route, lease, reply, credentials is not None, offset)
+
+    # -- credentials ---------------------------------------------------------
+
+    async def _credentials(self, url: HttpURL, session: Session) -> tuple[str, str | None] | None:
+        """URL userinfo, else -u or ~/.netrc; -u and the first URL's userinfo never leave their origin."""
+        if url.user is not None:
+            return url.user, url.password
+        origin = session.origin
+        same_origin = isinstance(origin, HttpURL) and origin_of(origin) == origin_of(url)
+        found: tuple[str, str | None] | None
+        if same_origin:
+            assert isinstance(origin, HttpURL)
+            found = (origin.user, origin.password) if origin.user is not None else session.credentials(url.host)
+        else:
+            found = session.client.netrc_credentials(url.host)
+        if found is None:
+            return None
+        user, password = found
+        if password is None:
+            password = await session.ask(f"Password for {user} at {url.host}: ", secret=True)
+        return user, password
+
+    # -- connections ---------------------------------------------------------
+
+    async def _connect(self, url: HttpURL, session: Session, route: Route) -> HTTPConnection:
+        tls = url.scheme == "https"
+        if tls and session.settings.insecure:
+            log.warning(
+                "WARNING: --insecure: the TLS certificate of %s is NOT checked; "
+                "anyone on the network path can read and change this transfer",
+                url.host,
+            )
+        if route.proxy is None:
+            connection = await session.connect(url.host, url.port, scheme=url.scheme, tls=tls)
+            return HTTPConnection(connection)
+        proxy = route.proxy
+        connection = await session.connect(proxy.host, proxy.port, scheme="http", what="proxy port")
+        if not tls:
+            return HTTPConnection(connection)
+        try:
+            await self._tunnel(url, session, HTTPConnection(connection), proxy)
+            await connection.start_tls(session.ssl_context(), url.host)
+        except BaseException:
+            await connection.aclose()
+            raise
+        return HTTPConnection(connection)
+
+    async def _tunnel(self, url: HttpURL, session: Session, connection: HTTPConnection, proxy: HttpURL) -> None:
+        """CONNECT host:port through the proxy; afterwards the stream is the origin's."""
+        credentials = (proxy.user, proxy.password) if proxy.user is not None else None
+        await connection.send_request(build_connect(url, user_agent=session.settings.user_agent,
+                                                    proxy_credentials=credentials))  # fmt: skip
+        reply = await connection.receive_response()
+        where = f"proxy {proxy.host}:{proxy.port}"
+        if reply.status_code == 407:
+            raise AuthError(
+                f"{where} wants a login (HTTP 407)", hint="put the login in the proxy URL: http://USER:PASS@HOST:PORT"
+            )
+        if not 200 <= reply.status_code < 300:
+            reason = reply.reason.decode("latin-1")
+            raise ConnectError(f"{where} refused to connect to {url.host}:{url.port}: HTTP {reply.status_code} "
+                               f"{reason}")  # fmt: skip
+        data, _closed = connection.h11.trailing_data
+        if data:
+            raise ProtocolError(f"{where} sent data before the TLS handshake")
+
+    async def _exchange(
+        self, url: HttpURL, session: Session, route: Route, head: RequestHead
+    ) -> tuple[Lease, h11.Response]:
+        """Send the request and read the reply head, on a pooled connection if one is idle.
+
+        A pooled connection the server already closed fails before any reply
+        byte; the request is then sent once more on a fresh connection.
+        """
+        key = route.key(url)
+        pooled = await session.pool.take(key)
+        for attempt in (1, 2):
+            if attempt == 1 and isinstance(pooled, HTTPConnection):
+                connection = pooled
+                trace.debug("* reusing the connection to %s:%s", url.host, url.port)
+            else:
+                connection = await self._connect(url, session, route)
+            reused = connection is pooled
+            try:
+                await connection.send_request(head)
+                reply = await connection.receive_response()
+            except ProtocolError:
+                await connection.aclose()
+                if reused and connection.received == 0:
+                    trace.debug("* the pooled connection was closed by the server; retrying on a new one")
+                    continue
+                raise
+            except BaseException:
+                await connection.aclose()
+                raise
+            return Lease(session, key, connection), reply
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- replies -----------------------------------------------------------------
+
+    async def _outcome(
+        self,
+        url: HttpURL,
+        session: Session,
+        route: Route,
+        lease: Lease,
+        reply: h11.Response,
+        sent_credentials: bool,
+        offset: int,
+    ) -> Resource:
+        try:
+            return await self._settle(url, session, lease, reply, sent_credentials, offset)
+        except BaseException:
+            await lease.aclose()
+            raise
+
+    async def _settle(
+        self, url: HttpURL, session: Session, lease: Lease, reply: h11.Response, sent_credentials: bool, offset: int
+    ) -> Resource:
+        headers = rules.decode_headers(reply.headers.raw_items())
+        status = reply.status_code
+        reason = reply.reason.decode("latin-1")
+        location = rules.header(headers, "location")
+        if status in rules.REDIRECTS and session.settings.follow_redirects:
+            if location is None:
+                raise ProtocolError(f"HTTP {status} redirect from {public(url)} without a Location header")
+            await self._discard(lease, headers)
+            try:
+                target = join(url, rules.location_reference(location))
+            except URLError as error:
+                raise ProtocolError(
+                    f"HTTP {status} redirect to an unusable Location {location!r}: {error.message}"
+                ) from None
+            return await session.follow(target)
+        if status >= 400 or (300 <= status < 400 and status not in rules.REDIRECTS):
+            failure = rules.status_error(status, reason, str(public(url)), headers, sent_credentials=sent_credentials)
+            failure.body = await self._error_body(lease, headers)
+            raise failure
+        return self._document(url, session, lease, headers, status, offset)
+
+    def _document(
+        self, url: HttpURL, session: Session, lease: Lease, headers: rules.Headers, status: int, offset: int
+    ) -> Resource:
+        codings = rules.header_list(headers, "content-encoding")
+        decoder = None if session.settings.raw else decoder_for(codings)
+        length = rules.content_length(headers)
+        start = 0
+        total = length
+        if status == 206:
+            span = rules.content_range(rules.header(headers, "content-range"))
+            if span is None or span.first is None:
+                raise ProtocolError("HTTP 206 without a usable Content-Range", hint="retry without -C/--continue")
+            if span.first != offset:
+                raise ProtocolError(
+                    f"asked for the bytes from {offset} on, but the server sent them from {span.first}",
+                    hint="delete the .part file and start again",
+                )
+            start = offset
+            total = span.total
+        if status in (204, 304):
+            total = 0
+        metadata = {"status": status, "headers": headers}
+        if codings:
+            metadata["content_encoding"] = ", ".join(codings)
+        return Resource(
+            url,
+            "document",
+            content_type=rules.header(headers, "content-type"),
+            size=None if decoder is not None else total,
+            body=_body(lease, decoder),
+            offset=start,
+            modified=rules.last_modified(rules.header(headers, "last-modified")),
+            filename=rules.disposition_filename(rules.header(headers, "content-disposition")),
+            metadata=metadata,
+            closer=lease.aclose,
+        )
+
+    async def _range_refused(
+        self, url: HttpURL, session: Session, route: Route, lease: Lease, reply: h11.Response, head: RequestHead
+    ) -> Resource:
+        """416 to a resume: complete already when the remote size equals the local one, else start over."""
+        headers = rules.decode_headers(reply.headers.raw_items())
+        await self._discard(lease, headers)
+        span = rules.content_range(rules.header(headers, "content-range"))
+        offset = session.offset
+        if span is not None and span.total == offset:
+            trace.debug("* the local part already holds all %d bytes", offset)
+            return Resource(url, "document", content_type=rules.header(headers, "content-type"), size=offset,
+                            body=_nothing(), offset=offset, metadata={"status": 416, "headers": headers})  # fmt: skip
+        trace.debug("* the server cannot resume at %d; starting over", offset)
+        fresh = RequestHead(
+            head.method,
+            head.target,
+            [(name, value) for name, value in head.headers if name not in ("Range", "Accept-Encoding")]
+            + [("Accept-Encoding", "gzip, deflate")],
+        )
+        lease, reply = await self._exchange(url, session, route, fresh)
+        credentials = any(name == "Authorization" for name, _ in head.headers)
+        return await self._outcome(url, session, route, lease, reply, credentials, 0)
+
+    async def _read_some(self, lease: Lease, headers: rules.Headers, limit: int) -> tuple[bytes, bool]:
+        """Up to `limit` decoded body bytes; True if the body ended within it."""
+        try:
+            decoder = decoder_for(rules.header_list(headers, "content-encoding"))
+        except FetchError:
+            decoder = None
+        parts: list[bytes] = []
+        size = 0
+        try:
+            async for piece in _body(lease, decoder):
+                parts.append(piece)
+                size += len(piece)
+                if size > limit:
+                    await lease.aclose()
+                    return b"".join(parts)[:limit], False
+        except FetchError:
+            await lease.aclose()
+            return b"".join(parts)[:limit], False
+        return b"".join(parts), True
+
+    async def _discard(self, lease: Lease, headers: rules.Headers) -> None:
+        """Read a small redirect body so the connection can be reused; drop a large one."""
+        length = rules.content_length(headers)
+        if length is not None and length > rules.ERROR_BODY_LIMIT:
+            await lease.aclose()
+            return
+        await self._read_some(lease, [], rules.ERROR_BODY_LIMIT)
+
+    async def _error_body(self, lease: Lease, headers: rules.Headers) -> bytes:
+        body, _ = await self._read_some(lease, headers, rules.ERROR_BODY_LIMIT)
+        return body
+
+
+async def _body(lease: Lease, decoder: Decoder | None) -> AsyncIterator[bytes]:
+    """Body bytes (decoded unless --raw); the connection goes back to the pool at the end."""
+    async for data in lease.connection.iter_body():
+        if decoder is None:
+            yield data
+        else:
+            for piece in decoder.feed(data):
+                yield piece
+    if decoder is not None:
+        for piece in decoder.flush():
+            yield piece
+    await lease.release()
+
+
+async def _nothing() -> AsyncIterator[bytes]:
+    return
+    yield b""  # pragma: no cover - makes this an async generator

@@ -1,0 +1,194 @@
+"""What comes back: status rules and header values, decided without I/O.
+
+Every function takes what the server sent (bytes or str decoded as
+latin-1, which maps octets one to one) and returns a value or raises a
+defined `FetchError`: server text is data, never trusted to be well formed.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import unquote
+
+from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
+from fetcher.text import safe_filename
+
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+#: How much of an error page (or of a redirect body being discarded) is read.
+ERROR_BODY_LIMIT = 64 * 1024
+
+Headers = list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class ContentRange:
+    """`Content-Range: bytes first-last/total` (total None for `*`)."""
+
+    first: int | None
+    last: int | None
+    total: int | None
+
+
+def decode_headers(raw: Iterable[tuple[bytes, bytes]]) -> Headers:
+    """h11's raw header pairs as str, one char per octet (latin-1 never fails)."""
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
+
+
+def header(headers: Headers, name: str) -> str | None:
+    """The last value of a header (names compare case-insensitively)."""
+    wanted = name.lower()
+    found = None
+    for key, value in headers:
+        if key.lower() == wanted:
+            found = value
+    return found
+
+
+def header_list(headers: Headers, name: str) -> list[str]:
+    """All comma-separated items of a (possibly repeated) header, lower-cased."""
+    wanted = name.lower()
+    items: list[str] = []
+    for key, value in headers:
+        if key.lower() == wanted:
+            items.extend(item.strip().lower() for item in value.split(",") if item.strip())
+    return items
+
+
+def content_length(headers: Headers) -> int | None:
+    value = header(headers, "content-length")
+    if value is None or not value.strip().isdigit():
+        return None
+    return int(value.strip())
+
+
+_CONTENT_RANGE = re.compile(r"\s*bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)\s*", re.IGNORECASE)
+
+
+def content_range(value: str | None) -> ContentRange | None:
+    """Parse Content-Range; None when absent or unparseable."""
+    if value is None:
+        return None
+    match = _CONTENT_RANGE.fullmatch(value)
+    if match is None:
+        return None
+    first, last, total = match.groups()
+    if first is not None and int(first) > int(last):
+        return None
+    return ContentRange(
+        int(first) if first is not None else None,
+        int(last) if last is not None else None,
+        int(total) if total != "*" else None,
+    )
+
+
+def retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from `Retry-After` (delta-seconds or an HTTP-date)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+def last_modified(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+_PARAM = re.compile(
+    r';\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)',
+)
+
+
+def disposition_filename(value: str | None) -> str | None:
+    """The file name a Content-Disposition suggests, sanitized for local use.
+
+    `filename*` (RFC 6266/5987, charset'lang'percent-encoded) wins over
+    `filename`.  The result is one safe path component or None.
+    """
+    if value is None:
+        return None
+    plain: str | None = None
+    extended: str | None = None
+    for name, raw in _PARAM.findall(value):
+        name = name.lower()
+        text = raw.strip()
+        if text.startswith('"') and text.endswith('"') and len(text) >= 2:
+            text = re.sub(r"\\(.)", r"\1", text[1:-1])
+        if name == "filename*":
+            charset, sep, rest = text.partition("'")
+            _, sep2, encoded = rest.partition("'")
+            if sep and sep2:
+                try:
+                    extended = unquote(encoded, encoding=charset or "utf-8", errors="strict")
+                except (LookupError, UnicodeDecodeError):
+                    extended = None
+        elif name == "filename":
+            # Octets as sent (latin-1 view); UTF-8 when they decode as UTF-8.
+            try:
+                plain = text.encode("latin-1").decode("utf-8")
+            except (UnicodeEncodeError, UnicodeDecodeError):
+                plain = text
+    chosen = extended if extended else plain
+    if not chosen:
+        return None
+    return safe_filename(chosen, fallback="download")
+
+
+_LOCATION_SAFE = re.compile(r"[^\x21-\x7e]|[\"<>\\^`{|}]")
+
+
+def location_reference(value: str) -> str:
+    """A Location value as a URL reference: stray octets percent-encoded.
+
+    Servers put raw spaces and UTF-8 in Location; RFC 1738 does not allow
+    them, so they are encoded (never decoded) before `fetcher.url.join`.
+    """
+    text = value.strip()
+
+    def encode(match: re.Match[str]) -> str:
+        return "".join(f"%{octet:02X}" for octet in match.group().encode("latin-1", "replace"))
+
+    return _LOCATION_SAFE.sub(encode, text)
+
+
+def status_error(status: int, reason: str, where: str, headers: Headers, *, sent_credentials: bool) -> FetchError:
+    """The error a non-success status means (DESIGN.md exit codes)."""
+    what = f"HTTP {status} {reason}".rstrip()
+    error: FetchError
+    if status in (404, 410):
+        error = NotFound(f"{what}: {where} does not exist", url=where)
+    elif status == 401:
+        hint = (
+            "the server refused these credentials; check -u USER:PASSWORD or ~/.netrc"
+            if sent_credentials
+            else "give credentials with -u USER[:PASSWORD] or in ~/.netrc"
+        )
+        error = AuthError(f"{what}: {where} needs a login", hint=hint, url=where)
+    elif status == 403:
+        error = AuthError(f"{what}: access to {where} is forbidden", hint="the server refuses this file", url=where)
+    elif status in (429, 503):
+        delay = retry_after(header(headers, "retry-after"))
+        hint = f"the server asks to retry after {delay:g} s" if delay is not None else "try again later"
+        error = TransientError(f"{what}: {where} is unavailable for now", retry_after=delay, hint=hint, url=where)
+    else:
+        hint = "the server failed; try again later" if status >= 500 else ""
+        error = ProtocolError(f"{what} for {where}", hint=hint or None, url=where)
+    return error
