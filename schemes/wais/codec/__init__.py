@@ -1,0 +1,99 @@
+"""The pure WAIS codec (Z39.50-1988 with the WAIS extensions), shared by the client and the test server.
+
+`wire` holds the header and the encoding primitives, `apdu` the requests
+(Init, Search with type-3 search information or a type-1 retrieval query)
+and InitResponse, `response` the SearchResponse with its headers, texts and
+diagnostics, `docid` the DocID and its URL form.  No I/O anywhere.
+"""
+
+from __future__ import annotations
+
+from .apdu import (
+    DEFAULT_MESSAGE_SIZE,
+    INIT,
+    INIT_RESPONSE,
+    SEARCH,
+    SEARCH_RESPONSE,
+    Init,
+    InitResponse,
+    Operator,
+    Options,
+    QueryItem,
+    RelevantDocument,
+    Retrieval,
+    Search,
+    SearchInfo,
+    Term,
+    parse_retrievals,
+    pdu_type,
+    retrieval_query,
+    retrieval_search,
+    word_search,
+)
+from .docid import DocID, docid_from_string, docid_to_string, freewais_docid, media_type, split_wpath
+from .response import Diagnostic, DocumentHeader, DocumentText, SearchResponse
+from .wire import (
+    HEADER_SIZE,
+    Header,
+    WaisDecodeError,
+    WaisEncodeError,
+    decode_cint,
+    decode_header,
+    encode_cint,
+    message,
+)
+
+APDU = Init | InitResponse | Search | SearchResponse
+
+
+def decode_apdu(data: bytes) -> APDU:
+    """Any APDU body, by its PDU type; other types are a decode error."""
+    kind = pdu_type(data)
+    if kind == INIT:
+        return Init.decode(data)
+    if kind == INIT_RESPONSE:
+        return InitResponse.decode(data)
+    if kind == SEARCH:
+        return Search.decode(data)
+    if kind == SEARCH_RESPONSE:
+        return SearchResponse.decode(data)
+    raise WaisDecodeError(f"PDU type {kind} is not one WAIS uses")
+
+
+__all__ = [
+    "APDU",
+    "DEFAULT_MESSAGE_SIZE",
+    "HEADER_SIZE",
+    "Diagnostic",
+    "DocID",
+    "DocumentHeader",
+    "DocumentText",
+    "Header",
+    "Init",
+    "InitResponse",
+    "Operator",
+    "Options",
+    "QueryItem",
+    "RelevantDocument",
+    "Retrieval",
+    "Search",
+    "SearchInfo",
+    "SearchResponse",
+    "Term",
+    "WaisDecodeError",
+    "WaisEncodeError",
+    "decode_apdu",
+    "decode_cint",
+    "decode_header",
+    "docid_from_string",
+    "docid_to_string",
+    "encode_cint",
+    "freewais_docid",
+    "media_type",
+    "message",
+    "parse_retrievals",
+    "retrieval_query",
+    "retrieval_search",
+    "split_wpath",
+    "word_search",
+]
