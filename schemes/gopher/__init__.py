@@ -1,0 +1,11 @@
+"""gopher: and gophers: URLs (RFC 1738 §3.4): RFC 1436 Gopher and Gopher+.
+
+The pure parts: `request` (the request bytes), `menu` (menu lines into
+entries), `text` (where a text ends), `plus` (Gopher+ headers, errors,
+attribute blocks), `ask` (ASK forms), `types` (item types).  `client` is
+the trio part and the `Handler`.
+"""
+
+from .client import Handler
+
+__all__ = ["Handler"]

@@ -1,0 +1,491 @@
+"""The trio part of Gopher: connect, send the one request, move the reply's bytes.
+
+Every decision about bytes is made by the pure modules (request, menu,
+text, plus, ask); this module only decides which of them reads the reply,
+and keeps the connection bounded by the session's timeouts.  A Gopher
+server answers one request per connection, so nothing is pooled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from fetcher import guard
+from fetcher.client import Session
+from fetcher.errors import ProtocolError, TooLarge, UsageError
+from fetcher.net import Connection
+from fetcher.resource import Advisory, Resource
+from fetcher.url import URL, GopherURL, TelnetURL, parse_url
+
+from . import ask as forms
+from .menu import (
+    ERROR_PEEK,
+    MenuContext,
+    MenuParser,
+    error_for_message,
+    error_only,
+    error_reply,
+    might_be_error,
+    parse_line,
+)
+from .plus import (
+    MAX_ATTRIBUTES,
+    MAX_ERROR_TEXT,
+    MAX_HEADER,
+    Header,
+    SizedBody,
+    describe,
+    error_for,
+    keep_only,
+    looks_like_error,
+    parse_attributes,
+    parse_error,
+    parse_header,
+    wanted_names,
+)
+from .request import request_bytes, split_request
+from .text import DotTerminated, FinalDot
+from .types import MENU_VIEWS, content_type_for, item_type
+
+
+class Decoder(Protocol):
+    def feed(self, chunk: bytes) -> bytes: ...
+
+
+class Raw:
+    """Bytes to close, unchanged (binary items, `+-2`, --raw)."""
+
+    done = False
+
+    def feed(self, chunk: bytes) -> bytes:
+        return chunk
+
+    def close(self) -> bytes:
+        return b""
+
+
+class Source:
+    """The reply's bytes with a little look-ahead (a header line, a possible error)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.buffer = b""
+        self.eof = False
+
+    async def fill(self) -> bool:
+        if self.eof:
+            return False
+        data = await self.connection.receive_some()
+        if not data:
+            self.eof = True
+            return False
+        self.buffer += data
+        return True
+
+    async def peek_line(self, limit: int) -> bytes | None:
+        """The first line if it ends within `limit` bytes (not consumed)."""
+        while b"\n" not in self.buffer[:limit] and len(self.buffer) < limit and await self.fill():
+            pass
+        end = self.buffer.find(b"\n", 0, limit)
+        return self.buffer[: end + 1] if end >= 0 else (self.buffer if self.eof else None)
+
+    async def peek(self, count: int) -> bytes:
+        while len(self.buffer) < count and await self.fill():
+            pass
+        return self.buffer[:count]
+
+    def consume(self, count: int) -> None:
+        self.buffer = self.buffer[count:]
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        if self.buffer:
+            data, self.buffer = self.buffer, b""
+            yield data
+        while True:
+            data = await self.connection.receive_some()
+            if not data:
+                self.eof = True
+                return
+            yield data
+
+
+class Retrieval:
+    """One gopher URL: what to send, and which reader turns the reply into a Resource."""
+
+    def __init__(self, url: GopherURL, session: Session) -> None:
+        self.url = url
+        self.session = session
+        self.settings = session.settings
+        self.warnings: list[str] = []
+        self.ctx = MenuContext(scheme=url.scheme, host=url.host, port=url.port, policy=session.policy)
+
+    # -- deciding what to send ------------------------------------------------
+
+    async def open(self) -> Resource:
+        url = self.url
+        plus = url.plus or None
+        if plus is None:
+            early = await self._not_fetched()
+            if early is not None:
+                return early
+        if url.gtype == "7" and url.search is None:
+            url = await self._with_search(url)
+        if plus == "?":
+            return await self._form(url)
+        if plus is None and url.search and url.gtype != "7" and url.search[0] in "+!$":
+            self.warnings.append(
+                "the URL has one %09 before a Gopher+ string, which makes it a search; "
+                "write %09%09 for a Gopher+ request"
+            )
+        return await self._exchange(url)
+
+    async def _not_fetched(self) -> Resource | None:
+        url, gtype = self.url, self.url.gtype
+        if gtype in ("i", "3"):
+            what = "an information line" if gtype == "i" else "an error message"
+            raise UsageError(f"gopher type {gtype!r} is {what}, not something to retrieve", url=str(url))
+        if gtype in ("8", "T"):
+            telnet = TelnetURL(scheme="telnet", user=url.selector or None, password=None, host=url.host,
+                               port=url.port, fragment=None)  # fmt: skip
+            login = f", then log in as {url.selector!r}" if url.selector else ""
+            program = "tn3270" if gtype == "T" else "telnet"
+            return Resource(url, "advisory", advisory=Advisory(
+                title=f"A {program} session on {url.host} port {url.port}",
+                text=f"Open it with: {program} {url.host} {url.port}{login}",
+                fields={"url": str(telnet)},
+            ))  # fmt: skip
+        if gtype == "2":
+            return Resource(url, "advisory", advisory=Advisory(
+                title=f"A CSO phone-book server on {url.host} port {url.port}",
+                text="fetcher does not speak CSO/ph; query it with a ph client.",
+                fields={"host": url.host, "port": url.port},
+            ))  # fmt: skip
+        if gtype == "h" and url.selector.startswith("URL:") and url.search is None:
+            target = url.selector[4:]
+            if not self.settings.follow_redirects:
+                return Resource(url, "advisory", advisory=Advisory(
+                    title="A link to another URL", text=target, fields={"url": target}))  # fmt: skip
+            return await self.session.follow(target, reason="gopher URL: link")
+        return None
+
+    async def _with_search(self, url: GopherURL) -> GopherURL:
+        words = self.settings.query
+        if words is None:
+            words = await self.session.ask("Search for: ", secret=False)
+        if words is None:
+            raise UsageError(
+                f"{url} is a search (gopher type 7) and no search words were given",
+                hint="pass --query WORDS, or add %09WORDS to the URL (library: Client(query=...))",
+                url=str(url),
+            )
+        if "\t" in words:
+            raise UsageError("search words cannot contain a TAB", url=str(url))
+        searched = url.replace(search=words)
+        assert isinstance(searched, GopherURL)
+        guard.check(searched, self.session.policy)
+        return searched
+
+    # -- the exchange ----------------------------------------------------------
+
+    async def _send(self, url: GopherURL) -> Source:
+        tls = url.scheme == "gophers"
+        connection = await self.session.connect(url.host, url.port, tls=tls)
+        try:
+            line, block = split_request(request_bytes(url))
+            await connection.send_line(line)
+            if block:
+                # Only the §3.4.9 form has a data block; the guard checked its shape.
+                self.session.trace.debug("> [form data: %d lines]", block.count(b"\n"))
+                await connection.send_all(block)
+        except BaseException:
+            await connection.aclose()
+            raise
+        return Source(connection)
+
+    async def _exchange(self, url: GopherURL) -> Resource:
+        source = await self._send(url)
+        try:
+            if url.plus:
+                return await self._plus_reply(url, source)
+            return await self._gopher0_reply(url, source)
+        except BaseException:
+            await source.connection.aclose()
+            raise
+
+    def _metadata(self, url: GopherURL, **more: object) -> dict[str, object]:
+        data: dict[str, object] = {"gopher_type": url.gtype, "warnings": self.warnings}
+        data.update(more)
+        return data
+
+    # -- gopher0 ---------------------------------------------------------------
+
+    async def _gopher0_reply(self, url: GopherURL, source: Source) -> Resource:
+        reading = item_type(url.gtype).reading
+        if reading == "menu":
+            return await self._menu(url, source, Raw())
+        await source.fill()
+        while not source.eof and len(source.buffer) < ERROR_PEEK and might_be_error(source.buffer):
+            await source.fill()
+        if source.eof:
+            message = error_reply(source.buffer)
+            if message is not None:
+                raise error_for_message(message, str(url))
+        decoder: Decoder
+        if reading != "text" or self.settings.raw:
+            decoder = Raw()
+        elif self.settings.gopher_strict:
+            decoder = DotTerminated("all")
+        else:
+            decoder = FinalDot()
+        return self._document(url, source, decoder, content_type_for(url.gtype, url.selector))
+
+    def _document(self, url: GopherURL, source: Source, decoder: Decoder, content_type: str,
+                  size: int | None = None, must_end: bool = False) -> Resource:  # fmt: skip
+        return Resource(
+            url,
+            "document",
+            content_type=content_type,
+            size=size,
+            body=self._body(url, source, decoder, must_end),
+            metadata=self._metadata(url),
+            closer=source.connection.aclose,
+        )
+
+    async def _body(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> AsyncIterator[bytes]:
+        """The body to its end; a reset or a timeout raises, so no truncated file looks complete."""
+        try:
+            if _done(decoder):
+                return
+            async for chunk in source.chunks():
+                out = decoder.feed(chunk)
+                if out:
+                    yield out
+                if _done(decoder):
+                    return
+            tail = decoder.close() if hasattr(decoder, "close") else b""
+            if must_end:
+                raise ProtocolError(_truncated(url, decoder), url=str(url))
+            if tail:
+                yield tail
+        finally:
+            await source.connection.aclose()
+
+    async def _menu(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool = False) -> Resource:
+        parser = MenuParser(self.ctx)
+        limit = self.settings.max_size
+        async for chunk in source.chunks():
+            data = decoder.feed(chunk)
+            parser.feed(data)
+            if limit is not None and parser.received > limit:
+                raise TooLarge(f"the menu is larger than the limit of {limit} bytes", url=str(url),
+                               hint="raise --max-size if you expected this")  # fmt: skip
+            if parser.terminated or _done(decoder):
+                break
+        else:
+            if must_end and not _done(decoder):
+                raise ProtocolError(_truncated(url, decoder), url=str(url))
+        if hasattr(decoder, "close"):
+            parser.feed(decoder.close())
+        parser.close()
+        await source.connection.aclose()
+        message = error_only(parser)
+        if message is not None:
+            raise error_for_message(message, str(url))
+        metadata = self._metadata(url, problems=parser.problems, terminated=parser.terminated)
+        return Resource(url, "listing", content_type="application/gopher-menu", entries=parser.entries,
+                        metadata=metadata)  # fmt: skip
+
+    # -- Gopher+ ------------------------------------------------------------------
+
+    async def _plus_reply(self, url: GopherURL, source: Source) -> Resource:
+        line = await source.peek_line(MAX_HEADER + 2)
+        header = parse_header(line) if line is not None else None
+        if header is None or line is None:
+            self.warnings.append("the server did not answer in Gopher+ (no +n/-n header); read as plain gopher")
+            self.session.trace.debug("* %s", self.warnings[-1])
+            if url.plus and url.plus[0] == "$":
+                return await self._menu(url, source, Raw())
+            return await self._gopher0_reply(url, source)
+        source.connection.trace_received(line)
+        source.consume(len(line))
+        if not header.ok:
+            raise await self._plus_error(url, source, header)
+        if header.length >= 0:
+            prefix = await source.peek(min(header.length, 256))
+            if looks_like_error(prefix):
+                second = prefix.partition(b"\n")[0]
+                source.consume(len(second) + 1)
+                inner = parse_header(second)
+                assert inner is not None
+                raise await self._plus_error(url, source, inner)
+        decoder: Decoder
+        must_end = header.length != -2
+        if header.length == -1:
+            decoder = DotTerminated("lone")
+        elif header.length == -2:
+            decoder = Raw()
+        else:
+            decoder = SizedBody(header.length)
+        plus = url.plus or ""
+        if plus[0] in "!$":
+            return await self._attributes(url, source, decoder, must_end)
+        view = plus.split("\t", 1)[0][1:].split()
+        mime = view[0] if view else None
+        if url.gtype in ("1", "7") and (mime is None or mime.lower() in MENU_VIEWS):
+            return await self._menu(url, source, decoder, must_end)
+        size = header.length if header.length >= 0 else None
+        return self._document(url, source, decoder, mime or content_type_for(url.gtype, url.selector), size, must_end)
+
+    async def _plus_error(self, url: GopherURL, source: Source, header: Header) -> Exception:
+        decoder = DotTerminated("lone") if header.length < 0 else SizedBody(min(header.length, MAX_ERROR_TEXT))
+        text = b""
+        async for chunk in source.chunks():
+            text += decoder.feed(chunk)
+            if len(text) > MAX_ERROR_TEXT or getattr(decoder, "done", False):
+                break
+        await source.connection.aclose()
+        return error_for(parse_error(text[:MAX_ERROR_TEXT]), str(url), self.ctx)
+
+    async def _collect(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> bytes:
+        parts: list[bytes] = []
+        total = 0
+        async for chunk in source.chunks():
+            if _done(decoder):
+                break
+            data = decoder.feed(chunk)
+            total += len(data)
+            if total > MAX_ATTRIBUTES:
+                raise ProtocolError(f"the attribute reply is larger than {MAX_ATTRIBUTES} bytes", url=str(url))
+            parts.append(data)
+            if _done(decoder):
+                break
+        else:
+            if must_end and not _done(decoder):
+                raise ProtocolError(_truncated(url, decoder), url=str(url))
+        if hasattr(decoder, "close"):
+            parts.append(decoder.close())
+        await source.connection.aclose()
+        return b"".join(parts)
+
+    async def _attributes(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> Resource:
+        plus = url.plus or ""
+        items = [keep_only(item, wanted_names(plus)) for item in parse_attributes(
+            await self._collect(url, source, decoder, must_end))]  # fmt: skip
+        records = [item.as_dict() for item in items]
+        metadata = self._metadata(url, attributes=records)
+        if plus.startswith("$"):
+            entries = []
+            for number, item in enumerate(items, 1):
+                if item.info is None:
+                    continue
+                entry = parse_line(item.info.encode("utf-8", "surrogateescape"), self.ctx, number)
+                entry.extra["attributes"] = records[number - 1]
+                entry.description = item.abstract[0] if item.abstract else ""
+                entries.append(entry)
+            return Resource(url, "listing", content_type="application/gopher+-attributes", entries=entries,
+                            metadata=metadata)  # fmt: skip
+        texts = []
+        for item in items:
+            info_url = None
+            if item.info:
+                info_url = parse_line(item.info.encode("utf-8", "surrogateescape"), self.ctx, 0).url
+            texts.append(describe(item, info_url))
+        advisory = Advisory(title=f"Gopher+ attributes of {url}", text="\n\n".join(texts) or "(no attributes)",
+                            fields={"attributes": records})  # fmt: skip
+        return Resource(url, "advisory", advisory=advisory, metadata=metadata)
+
+    # -- ASK forms ------------------------------------------------------------------
+
+    async def _form(self, url: GopherURL) -> Resource:
+        fields = await self._fetch_form(url)
+        given = self.settings.form
+        answers: list[str] = []
+        missing: list[str] = []
+        asked = False
+        number = 0
+        for item in fields:
+            if not item.answerable:
+                continue
+            number += 1
+            value = forms.given_for(number, item, given)
+            if value is None and not given:
+                value = await self.session.ask(f"{item.describe()}: ", secret=item.kind == "AskP")
+                asked = asked or value is not None
+                if value == "" and item.default is not None:
+                    value = item.default
+            if value is None:
+                value = item.default if given else None
+            if value is None:
+                missing.append(f"{number}. {item.describe()}")
+                continue
+            answers.extend(forms.check_answer(item, value))
+        if missing and not given and not asked:
+            advisory = Advisory(title=f"A Gopher+ form: {url}", text=forms.form_advisory_text(fields),
+                                fields={"form": [item.as_dict() for item in fields]})  # fmt: skip
+            return Resource(url, "advisory", advisory=advisory, metadata=self._metadata(url))
+        if missing:
+            raise UsageError(
+                "the form needs answers for: " + "; ".join(missing),
+                hint="give them with --form NAME=VALUE (NAME = the field's number or prompt)",
+                url=str(url),
+            )
+        filled = url.replace(plus=forms.form_plus(answers))
+        assert isinstance(filled, GopherURL)
+        guard.check(filled, self.session.policy)
+        resource = await self._exchange(filled)
+        resource.metadata["form_url"] = str(filled)
+        return resource
+
+    async def _fetch_form(self, url: GopherURL) -> list[forms.AskField]:
+        """The item's +ASK block: `!+ASK` first, then all attributes if that filter is not understood."""
+        for plus in ("!+ASK", "!"):
+            asking = url.replace(plus=plus)
+            assert isinstance(asking, GopherURL)
+            source = await self._send(asking)
+            try:
+                line = await source.peek_line(MAX_HEADER + 2)
+                header = parse_header(line) if line is not None else None
+                if header is None or line is None:
+                    continue
+                source.consume(len(line))
+                if not header.ok:
+                    raise await self._plus_error(url, source, header)
+                decoder: Decoder = (DotTerminated("lone") if header.length == -1 else Raw() if header.length == -2
+                                    else SizedBody(header.length))  # fmt: skip
+                data = await self._collect(url, source, decoder, header.length != -2)
+            finally:
+                await source.connection.aclose()
+            for item in parse_attributes(data):
+                if item.ask is not None:
+                    return item.ask
+            raise ProtocolError(f"{url} is marked as a form, but the server sent no +ASK block", url=str(url))
+        raise ProtocolError(
+            f"{url} is a Gopher+ form, but the server does not answer Gopher+ attribute requests",
+            hint="fetch the item without %09%09? to get it as a plain document",
+            url=str(url),
+        )
+
+
+def _done(decoder: object) -> bool:
+    return bool(getattr(decoder, "done", False))
+
+
+def _truncated(url: URL, decoder: object) -> str:
+    if isinstance(decoder, SizedBody):
+        return f"the server closed the connection {decoder.remaining} bytes before the announced end of {url}"
+    return f"the server closed the connection before the end of the Gopher+ block ('.' line) of {url}"
+
+
+class Handler:
+    """gopher: and gophers: URLs (RFC 1738 §3.4; RFC 1436; Gopher+)."""
+
+    scheme = "gopher"
+    default_port = 70
+
+    async def open(self, url: URL, session: Session) -> Resource:
+        if not isinstance(url, GopherURL):
+            url = parse_url(str(url))
+            if not isinstance(url, GopherURL):
+                raise UsageError(f"{url} is not a gopher URL")
+        return await Retrieval(url, session).open()

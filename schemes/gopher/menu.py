@@ -1,0 +1,312 @@
+"""Gopher menus (RFC 1436 §3.8) into listing entries, fed bytes as they arrive.
+
+Real menus are untidy: no "." line (pygopherd), lone LF line ends, lines
+with too few fields, ports such as "(NULL)", 1 MiB lines.  A bad line
+becomes an entry of type "error" (and a note in `problems`), never a
+failure of the whole menu; only the caps on the menu's size are fatal,
+because past them the reply is not a menu but a flood.
+
+`MenuParser.feed` keeps only the unfinished last line between calls, so a
+100 000-line menu costs one pass over its bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from fetcher import guard
+from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, UnsafeURL, URLError
+from fetcher.resource import Entry
+from fetcher.text import escape
+from fetcher.url import URL, GopherURL, TelnetURL, parse_url
+
+from .types import item_type
+
+MAX_LINE = 16 * 1024
+MAX_ENTRIES = 100_000
+MAX_MENU_BYTES = 64 * 1024 * 1024
+
+_HOST = re.compile(r"[A-Za-z0-9._-]{1,253}|\[?[0-9A-Fa-f:.]{2,45}\]?")
+
+
+def decode_display(raw: bytes) -> str:
+    """Display strings: UTF-8 when valid, else Latin-1 (the Gopher+ spec's choice)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def selector_text(raw: bytes) -> str:
+    """A selector as the URL classes hold it: bytes that are not UTF-8 survive as surrogates."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def parse_port(raw: bytes) -> int | None:
+    text = raw.strip()
+    if not text.isdigit() or len(text) > 5:
+        return None
+    port = int(text)
+    return port if 1 <= port <= 65535 else None
+
+
+@dataclass
+class MenuContext:
+    """Where the menu came from: lines lacking host/port inherit these."""
+
+    scheme: str
+    host: str
+    port: int
+    policy: guard.Policy | None = None
+
+
+def _gopher_url(ctx: MenuContext, gtype: str, selector: str, host: str, port: int, plus: str | None) -> URL:
+    # A gophers menu's links to the same server stay on TLS; links elsewhere are plain gopher.
+    scheme = ctx.scheme if (host.lower(), port) == (ctx.host.lower(), ctx.port) else "gopher"
+    return GopherURL(scheme=scheme, host=host, port=port, gtype=gtype, selector=selector, search=None, plus=plus,
+                     fragment=None)  # fmt: skip
+
+
+def _telnet_url(selector: str, host: str, port: int) -> URL:
+    return TelnetURL(scheme="telnet", user=selector or None, password=None, host=host, port=port, fragment=None)
+
+
+def parse_line(line: bytes, ctx: MenuContext, lineno: int, previous: Entry | None = None) -> Entry:
+    """One menu line (without its line end) as an Entry; never raises for bad input."""
+    if b"\t" not in line:
+        # Not a menu line at all: show it as text, as Gopher clients do.
+        text = line[1:] if line[:1] == b"i" else line
+        return Entry(name=decode_display(text), type="info", extra={"gopher_type": "i", "line": lineno})
+    fields = line.split(b"\t")
+    gtype = chr(fields[0][0]) if fields[0] else "?"
+    display = decode_display(fields[0][1:])
+    raw_selector = fields[1]
+    extra: dict[str, Any] = {"gopher_type": gtype, "line": lineno}
+    if gtype == "i":
+        return Entry(name=display, type="info", extra=extra)
+    if gtype == "3":
+        return Entry(name=display, type="error", extra=extra)
+    selector = selector_text(raw_selector)
+    extra["selector"] = selector
+    kind = item_type(gtype)
+    effective = gtype
+    if gtype == "+" and previous is not None:
+        # A redundant server for the previous item: same type, another place.
+        effective = str(previous.extra.get("gopher_type", "9"))
+        kind = item_type(effective)
+        extra["mirror_of"] = previous.name
+    plus_flag = fields[4].strip() if len(fields) > 4 else b""
+    if plus_flag in (b"+", b"?"):
+        extra["gopher_plus"] = plus_flag.decode()
+    entry = Entry(name=display, type=kind.word, extra=extra)
+    if len(fields) < 4 or not fields[2].strip():
+        host, port = ctx.host, ctx.port
+        extra["inferred"] = True
+    else:
+        host = fields[2].strip().decode("latin-1")
+        port_or_none = parse_port(fields[3])
+        if port_or_none is None:
+            return _problem(entry, f"bad port {decode_display(fields[3])!r}")
+        port = port_or_none
+        if not _HOST.fullmatch(host):
+            return _problem(entry, f"bad host name {host!r}")
+        host = host.strip("[]")
+    extra["host"] = host
+    extra["port"] = port
+    if (host.lower(), port) != (ctx.host.lower(), ctx.port):
+        extra["foreign"] = True
+    if effective == "h" and selector.startswith("URL:"):
+        return _embedded(entry, selector[4:], ctx)
+    if effective in ("8", "T"):
+        url = _telnet_url(selector, host, port)
+    else:
+        url = _gopher_url(ctx, effective, selector, host, port, "?" if plus_flag == b"?" else None)
+    _link(entry, url, ctx)
+    return entry
+
+
+def _embedded(entry: Entry, target: str, ctx: MenuContext) -> Entry:
+    """A `URL:` selector (Goerzen's convention): the entry links to the URL after the prefix."""
+    try:
+        url = parse_url(target)
+    except URLError as error:
+        return _problem(entry, f"unusable URL: link ({error.message})")
+    if url.scheme == "file":
+        return _problem(entry, "a server's link to a file: URL is never followed")
+    entry.extra["link"] = True
+    _link(entry, url, ctx)
+    return entry
+
+
+def _link(entry: Entry, url: URL, ctx: MenuContext) -> None:
+    """Give the entry its URL, and say (without refusing the listing) if the guard would refuse it."""
+    try:
+        guard.check(url, ctx.policy or guard.DEFAULT_POLICY)
+    except UnsafeURL as error:
+        entry.extra["refused"] = error.message
+    entry.url = str(url)
+
+
+def _problem(entry: Entry, why: str) -> Entry:
+    entry.extra["problem"] = why
+    entry.extra["item_type"] = entry.type
+    entry.type = "error"
+    entry.url = None
+    return entry
+
+
+@dataclass
+class MenuParser:
+    """Incremental menu parser: `feed` bytes, then `close`; read `entries`."""
+
+    ctx: MenuContext
+    max_entries: int = MAX_ENTRIES
+    max_bytes: int = MAX_MENU_BYTES
+    max_line: int = MAX_LINE
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    #: True once the "." line arrived (what follows it is ignored).
+    terminated: bool = False
+    #: Whether any line had a TAB (a reply with none is not really a menu).
+    saw_tab: bool = False
+    received: int = 0
+    _partial: bytes = b""
+    _skipping: bool = False
+    _lineno: int = 0
+
+    def feed(self, data: bytes) -> None:
+        if self.terminated or not data:
+            return
+        self.received += len(data)
+        if self.received > self.max_bytes:
+            raise ProtocolError(f"the menu is larger than {self.max_bytes} bytes", hint="this is not a sane menu")
+        if self._partial:
+            data = self._partial + data
+            self._partial = b""
+        start = 0
+        while not self.terminated:
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                break
+            if self._skipping:
+                self._skipping = False
+            else:
+                self._line(data[start:newline])
+            start = newline + 1
+        if self.terminated:
+            return
+        rest = data[start:]
+        if self._skipping:
+            return
+        if len(rest) > self.max_line:
+            self._too_long()
+            return
+        self._partial = rest
+
+    def close(self) -> None:
+        """End of the reply: a last line without a line end still counts."""
+        if not self.terminated and self._partial and not self._skipping:
+            self._line(self._partial)
+        self._partial = b""
+
+    def _too_long(self) -> None:
+        self._lineno += 1
+        self._skipping = True
+        why = f"line {self._lineno} is longer than {self.max_line} bytes; skipped"
+        self.problems.append(why)
+        self._add(Entry(name=why, type="error", extra={"gopher_type": None, "line": self._lineno, "problem": why}))
+
+    def _line(self, line: bytes) -> None:
+        self._lineno += 1
+        if len(line) > self.max_line:
+            self._lineno -= 1
+            self._too_long()
+            self._skipping = False
+            return
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if line == b".":
+            self.terminated = True
+            return
+        if not line:
+            return
+        if b"\t" in line:
+            self.saw_tab = True
+        previous = self.entries[-1] if self.entries else None
+        entry = parse_line(line, self.ctx, self._lineno, previous)
+        problem = entry.extra.get("problem")
+        if problem:
+            self.problems.append(f"line {self._lineno}: {problem}")
+        self._add(entry)
+
+    def _add(self, entry: Entry) -> None:
+        if len(self.entries) >= self.max_entries:
+            raise ProtocolError(
+                f"the menu has more than {self.max_entries} entries",
+                hint="this is not a sane menu; fetch it as text with a non-menu item type (e.g. /0/...)",
+            )
+        self.entries.append(entry)
+
+
+def parse_menu(data: bytes, ctx: MenuContext) -> MenuParser:
+    """A whole menu at once (tests, attribute replies)."""
+    parser = MenuParser(ctx)
+    parser.feed(data)
+    parser.close()
+    return parser
+
+
+def error_only(parser: MenuParser) -> str | None:
+    """The message of a menu made only of error lines (a server's way to say "no such item")."""
+    items = [entry for entry in parser.entries if entry.type != "info"]
+    if items and all(entry.type == "error" and entry.extra.get("gopher_type") == "3" for entry in items):
+        return "; ".join(entry.name for entry in items)
+    if not parser.saw_tab and parser.entries:
+        first = parser.entries[0].name
+        if first.startswith("Error: "):
+            return first
+    return None
+
+
+def error_for_message(message: str, url: str) -> FetchError:
+    """A gopher0 error reply (a type-3 line, gophernicus "Error: ...") as an exit code, by its words."""
+    said = escape(message.strip())
+    lowered = message.lower()
+    if any(word in lowered for word in ("denied", "permission", "not world-readable", "forbidden")):
+        return AuthError(f"the server refused access: {said}", url=url)
+    if any(word in lowered for word in ("not found", "does not exist", "no such", "not exist")):
+        return NotFound(f"the server says there is no such item: {said}", url=url)
+    return ProtocolError(f"the server answered with an error: {said}", url=url)
+
+
+#: A whole text/binary reply that is really a gopher0 error line (gopher-plus.md §1.5).
+_ERROR_LINE = re.compile(rb"3([^\t]*)\t[^\t]*\t[^\t]*\t\d+\r?\n(?:\.\r?\n)?")
+#: How much of a reply may be held back to decide whether it is an error.
+ERROR_PEEK = 8 * 1024
+
+
+def might_be_error(prefix: bytes) -> bool:
+    """Whether a reply starting so could still turn out to be an error reply."""
+    return prefix[:1] == b"3" or b"Error: ".startswith(prefix[:7]) or prefix.startswith(b"Error: ")
+
+
+def error_reply(data: bytes) -> str | None:
+    """The message of a complete reply that is a server's error rather than the document.
+
+    Only an exact type-3 line (pygopherd, UMN) or gophernicus's "Error: ..."
+    line followed by nothing but its footer counts: a document that merely
+    starts with "3" or "Error:" stays a document.
+    """
+    match = _ERROR_LINE.fullmatch(data)
+    if match:
+        return decode_display(match.group(1))
+    if not data.startswith(b"Error: ") or len(data) > ERROR_PEEK:
+        return None
+    first, *rest = decode_display(data).replace("\r\n", "\n").split("\n")
+    for line in rest:
+        stripped = line.strip()
+        if stripped and set(stripped) != {"_"} and "Gophered by" not in stripped:
+            return None
+    return first[len("Error: ") :]
