@@ -1,0 +1,325 @@
+"""ftp:// and ftps:// URLs exactly as RFC 1738 §3.2 reads them, over RFC 959.
+
+§3.2.1 login, §3.2.2 one CWD per <cwd> segment then RETR or NLST of <name>,
+§3.2.3 typecodes (and the guess when there is none), §3.2.5 reuse: control
+connections are pooled per (scheme, host, port, user, TLS) and, because
+every URL path is relative to the login directory, a reused connection goes
+back to the directory PWD named after login before the next URL's CWDs.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from fetcher.client import Session
+from fetcher.errors import ProtocolError, TooLarge, TransientError, UsageError
+from fetcher.net import Connection, trace
+from fetcher.resource import Resource
+from fetcher.url import URL, FtpURL
+
+from .control import Control, StaleControl, transient_from
+from .data import MAX_LISTING_BYTES, AsciiDecoder, listing_entries, parse_names
+from .replies import Reply, error_for, parse_mdtm, parse_size
+
+#: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
+DEFAULT_ANON_PASSWORD = "anonymous@"
+
+PoolKey = tuple[str, str, int, str, bool]
+Release = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Login:
+    user: str
+    password: str | None
+
+
+def choose_login(url: FtpURL, session: Session) -> Login:
+    """§3.2.1: the URL's user; else -u or ~/.netrc for the host; else anonymous."""
+    found = session.credentials(url.host)
+    if url.user is not None:
+        password = url.password
+        if password is None and found is not None and found[0] == url.user:
+            password = found[1]
+        return Login(url.user, password)
+    if found is not None:
+        return Login(found[0], found[1])
+    return Login("anonymous", session.settings.anon_password or DEFAULT_ANON_PASSWORD)
+
+
+def _content_type(name: str, code: str) -> str:
+    guessed = mimetypes.guess_type(name, strict=False)[0]
+    if guessed:
+        return guessed
+    return "text/plain" if code == "A" else "application/octet-stream"
+
+
+class Handler:
+    scheme = "ftp"
+    default_port = 21
+
+    async def open(self, url: URL, session: Session) -> Resource:
+        if not isinstance(url, FtpURL):
+            raise UsageError(f"the FTP handler cannot open {url.scheme}: URLs")
+        implicit = url.scheme == "ftps"
+        explicit = not implicit and session.settings.ftp_tls
+        login = choose_login(url, session)
+        key: PoolKey = (url.scheme, url.host, url.port, login.user, explicit)
+        pooled = await session.pool.take(key)
+        if isinstance(pooled, Control):
+            pooled.reused = True
+            try:
+                return await self._run(url, session, key, pooled)
+            except StaleControl as error:
+                trace.debug("* reused connection unusable (%s); reconnecting", error)
+                await pooled.aclose()
+        control = await self._connect(url, session, login, implicit=implicit, explicit=explicit)
+        try:
+            return await self._run(url, session, key, control)
+        except StaleControl as error:
+            raise ProtocolError(f"the FTP conversation with {url.host} broke: {error}") from None
+
+    async def _connect(self, url: FtpURL, session: Session, login: Login, *, implicit: bool, explicit: bool) -> Control:
+        conn = await session.connect(url.host, url.port, scheme=url.scheme, tls=implicit)
+        control = Control(conn)
+        where = f"{url.host}:{url.port}"
+        try:
+            await control.greet()
+            if explicit:
+                await control.auth_tls(session.ssl_context(), url.host)
+            await control.login(login.user, login.password, session.settings.ftp_account, session.ask, where)
+            if implicit or explicit:
+                await control.protect()
+            await control.remember_home()
+        except BaseException:
+            await control.aclose()
+            raise
+        return control
+
+    async def _run(self, url: FtpURL, session: Session, key: PoolKey, control: Control) -> Resource:
+        async def release() -> None:
+            if control.reusable:
+                await session.pool.give(key, control)
+            else:
+                await control.aclose()
+
+        try:
+            await control.return_home()
+            resource = await self._operate(url, session, control, release)
+        except StaleControl:
+            raise
+        except BaseException:
+            await release()
+            raise
+        if resource.kind != "document":
+            await release()
+        return resource
+
+    # -- §3.2.2 and §3.2.3 --------------------------------------------------------
+
+    async def _operate(self, url: FtpURL, session: Session, control: Control, release: Release) -> Resource:
+        for segment in url.cwd:
+            reply = await control.change_directory(segment)
+            if not reply.ok:
+                raise error_for(reply, f"changing to directory {segment!r}")
+        name = url.name
+        if url.typecode == "d":
+            inside = (*url.cwd, name) if name else url.cwd
+            return await self._list(url, session, control, name or None, inside)
+        if url.typecode in ("a", "i"):
+            if not name:
+                raise UsageError(
+                    f"{url} names no file to retrieve (its last segment is empty)",
+                    hint="use ;type=d (or no typecode) to list the directory",
+                )
+            return await self._retrieve(url, session, control, name, url.typecode.upper(), release, guessing=False)
+        if not name:
+            return await self._list(url, session, control, None, url.cwd)
+        try:
+            found = await self._retrieve(url, session, control, name, "I", release, guessing=True)
+        except _MaybeDirectory as refusal:
+            reply = await control.change_directory(name)
+            if not reply.ok:
+                raise error_for(refusal.reply, f"retrieving {name!r}") from None
+            return await self._list(url, session, control, None, (*url.cwd, name))
+        return found
+
+    async def _retrieve(
+        self,
+        url: FtpURL,
+        session: Session,
+        control: Control,
+        name: str,
+        code: str,
+        release: Release,
+        *,
+        guessing: bool,
+    ) -> Resource:
+        """TYPE, SIZE and MDTM (image mode), a data port, REST when resuming, RETR.
+
+        Raises `_MaybeDirectory` when guessing and RETR says 550: the name may be a directory.
+        """
+        await control.set_type(code)
+        size: int | None = None
+        modified: datetime | None = None
+        if code == "I":
+            size = parse_size(await control.command("SIZE", name))
+            modified = parse_mdtm(await control.command("MDTM", name))
+        offset = 0
+        wanted = session.offset
+        if wanted and size is not None and code == "I":
+            if wanted == size:
+                trace.debug("* the local copy already holds all %d bytes", size)
+                return self._document(url, control, release, name, code, size, modified, size, _empty())
+            if wanted < size:
+                offset = wanted
+        data = await control.open_data(session.connect, url.scheme)
+        try:
+            if offset:
+                reply = await control.command("REST", str(offset))
+                if reply.code != 350:
+                    trace.debug("* REST refused; starting over")
+                    offset = 0
+            await control.send("RETR", name)
+            reply = await control.read_reply()
+            if not reply.preliminary and not reply.ok:
+                if reply.code == 550 and guessing:
+                    raise _MaybeDirectory(reply)
+                raise error_for(reply, f"retrieving {name!r}")
+            if control.tls_data:
+                await control.start_data_tls(data, session.ssl_context(), url.host)
+        except BaseException:
+            await data.aclose()
+            raise
+        final = None if reply.preliminary else reply
+        decoder = AsciiDecoder() if code == "A" and not session.settings.raw else None
+        expected = size - offset if size is not None and code == "I" else None
+        body = self._body(control, data, final, name, decoder, expected)
+        return self._document(url, control, release, name, code, size, modified, offset, body)
+
+    def _document(
+        self,
+        url: FtpURL,
+        control: Control,
+        release: Release,
+        name: str,
+        code: str,
+        size: int | None,
+        modified: datetime | None,
+        offset: int,
+        body: AsyncIterator[bytes],
+    ) -> Resource:
+        async def closer() -> None:
+            if control.transferring:
+                # The body was not read to the end: the conversation is mid-transfer.
+                control.healthy = False
+            await release()
+
+        return Resource(
+            url,
+            "document",
+            content_type=_content_type(name, code),
+            # In ASCII mode the local byte count differs from the server's SIZE.
+            size=size if code == "I" else None,
+            body=body,
+            offset=offset,
+            modified=modified,
+            filename=name,
+            metadata={"type": code},
+            closer=closer,
+        )
+
+    async def _body(
+        self,
+        control: Control,
+        data: Connection,
+        final: Reply | None,
+        name: str,
+        decoder: AsciiDecoder | None,
+        expected: int | None,
+    ) -> AsyncIterator[bytes]:
+        received = 0
+        control.transferring = True
+        try:
+            try:
+                async for chunk in data.iter_to_close():
+                    received += len(chunk)
+                    if decoder is not None:
+                        chunk = decoder.feed(chunk)
+                        if not chunk:
+                            continue
+                    yield chunk
+            except ProtocolError as error:
+                control.healthy = False
+                raise transient_from(error, f"receiving {name!r}") from None
+            if decoder is not None and (tail := decoder.flush()):
+                yield tail
+        finally:
+            await data.aclose()
+        reply = final if final is not None else await control.final_reply()
+        control.transferring = False
+        if not reply.ok:
+            raise error_for(reply, f"retrieving {name!r}", hint="try again; -C/--continue resumes a saved file")
+        if expected is not None and received != expected:
+            raise TransientError(
+                f"the transfer of {name!r} ended after {received} of {expected} bytes",
+                hint="try again; -C/--continue resumes a saved file",
+            )
+
+    async def _list(
+        self, url: FtpURL, session: Session, control: Control, argument: str | None, inside: tuple[str, ...]
+    ) -> Resource:
+        """TYPE A, a data port, NLST [name]; the names become entries with ftp URLs."""
+        await control.set_type("A")
+        where = "/".join(inside) or "the login directory"
+        data = await control.open_data(session.connect, url.scheme)
+        chunks: list[bytes] = []
+        try:
+            await control.send("NLST", argument)
+            reply = await control.read_reply()
+            if not reply.preliminary and not reply.ok:
+                raise error_for(reply, f"listing {where!r}")
+            if control.tls_data:
+                await control.start_data_tls(data, session.ssl_context(), url.host)
+            total = 0
+            try:
+                async for chunk in data.iter_to_close():
+                    total += len(chunk)
+                    if total > MAX_LISTING_BYTES:
+                        control.healthy = False
+                        raise TooLarge(f"the listing of {where!r} is larger than {MAX_LISTING_BYTES} bytes")
+                    chunks.append(chunk)
+            except ProtocolError as error:
+                if isinstance(error, TooLarge):
+                    raise
+                control.healthy = False
+                raise transient_from(error, f"listing {where!r}") from None
+        finally:
+            await data.aclose()
+        if reply.preliminary:
+            reply = await control.final_reply()
+        if not reply.ok:
+            raise error_for(reply, f"listing {where!r}")
+        names = parse_names(b"".join(chunks), argument)
+        return Resource(
+            url,
+            "listing",
+            entries=listing_entries(url, inside, names),
+            metadata={"directory": where},
+        )
+
+
+class _MaybeDirectory(Exception):
+    """RETR said 550 while guessing: perhaps the name is a directory (§3.2.3)."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.summary)
+        self.reply = reply
+
+
+async def _empty() -> AsyncIterator[bytes]:
+    return
+    yield b""  # pragma: no cover - makes this an async generator
