@@ -98,15 +98,21 @@ class Session:
             return None
         return await trio.to_thread.run_sync(asker, prompt, secret)
 
-    async def follow(self, target: URL | str, *, reason: str = "redirect") -> Resource:
-        """Open a URL a server pointed to, under the redirect policy and the guard."""
+    async def follow(
+        self, target: URL | str, *, reason: str = "redirect", schemes: frozenset[str] = frozenset()
+    ) -> Resource:
+        """Open a URL a server pointed to, under the redirect policy and the guard.
+
+        `schemes` are allowed in addition to the redirect policy (resolutions
+        whose whole point is another protocol); file: is never followed.
+        """
         url = parse_url(target) if isinstance(target, str) else target
         if self.hops + 1 > self.settings.max_redirects:
             raise ProtocolError(
                 f"more than {self.settings.max_redirects} redirects",
                 hint="the server may be looping; raise --max-redirs if not",
             )
-        guard.check_redirect(self.url, url, self.policy)
+        guard.check_redirect(self.url, url, self.policy, also=schemes)
         trace.debug("* %s to %s", reason, url)
         return await self.client._open(url, offset=self.offset, hops=self.hops + 1, origin=self.origin)
 

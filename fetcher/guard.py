@@ -146,6 +146,14 @@ def _check_injection(url: URL) -> None:
         _line_safe("selector", url.selector)
         if "\t" in url.selector:
             raise UnsafeURL("selector contains a TAB", part="selector", rule="line-injection")
+        if url.selector.startswith("-") or "?-" in url.selector:
+            # Servers that hand selectors (or their "?args") to programs would read these as options.
+            raise UnsafeURL(
+                f"selector {url.selector[:40]!r} starts an option ('-'), which a gateway program could obey",
+                part="selector",
+                rule="option-injection",
+                hint="nothing lifts this rule; a real document's selector does not start with '-'",
+            )
         _line_safe("search", url.search)
         plus = url.plus
         if plus is not None and _LINE_BREAKERS.search(plus) and not _ASK_FORM.fullmatch(plus):
@@ -179,9 +187,16 @@ def _check_injection(url: URL) -> None:
         pass
 
 
-def check_redirect(source: URL, target: URL, policy: Policy = DEFAULT_POLICY) -> None:
-    """A redirect or resolution may only lead to an allowed scheme; never to file:."""
-    if target.scheme == "file" or (target.scheme != source.scheme and target.scheme not in policy.redirect_schemes):
+def check_redirect(
+    source: URL, target: URL, policy: Policy = DEFAULT_POLICY, *, also: frozenset[str] = frozenset()
+) -> None:
+    """A redirect or resolution may only lead to an allowed scheme; never to file:.
+
+    `also` widens the allowed set for one call (a Prospero resolution may lead
+    to any access method the directory names); file: stays refused.
+    """
+    allowed = policy.redirect_schemes | also
+    if target.scheme == "file" or (target.scheme != source.scheme and target.scheme not in allowed):
         raise UnsafeURL(
             f"{source.scheme} redirect to a {target.scheme}: URL refused",
             part="scheme",
