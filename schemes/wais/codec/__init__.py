@@ -92,6 +92,7 @@ __all__ = [
     "media_type",
     "message",
     "parse_retrievals",
+    "pdu_type",
     "retrieval_query",
     "retrieval_search",
     "split_wpath",
