@@ -121,7 +121,7 @@ def _choice(item: AskField, value: str) -> str:
     for choice in item.args:
         if choice.strip().lower() == value.strip().lower():
             return choice
-    if value.strip().isdigit() and 1 <= int(value) <= len(item.args):
+    if value.strip().isascii() and value.strip().isdigit() and 1 <= int(value) <= len(item.args):
         return item.args[int(value) - 1]
     raise UsageError(
         f"{escape(value)!r} is not one of the choices for {escape(item.label)!r}: {escape(', '.join(item.args))}",

@@ -81,6 +81,9 @@ def parse_line(line: bytes, ctx: MenuContext, lineno: int, previous: Entry | Non
         return Entry(name=decode_display(text), type="info", extra={"gopher_type": "i", "line": lineno})
     fields = line.split(b"\t")
     gtype = chr(fields[0][0]) if fields[0] else "?"
+    if not 0x21 <= ord(gtype) <= 0x7E:
+        entry = Entry(name=decode_display(fields[0][1:]), type="unknown", extra={"gopher_type": "?", "line": lineno})
+        return _problem(entry, f"item type {gtype!r} is not a printable character")
     display = decode_display(fields[0][1:])
     raw_selector = fields[1]
     extra: dict[str, Any] = {"gopher_type": gtype, "line": lineno}
@@ -175,6 +178,8 @@ class MenuParser:
     _partial: bytes = b""
     _skipping: bool = False
     _lineno: int = 0
+    #: The last real item: a "+" line is a mirror of it.
+    _last_item: Entry | None = None
 
     def feed(self, data: bytes) -> None:
         if self.terminated or not data:
@@ -234,8 +239,9 @@ class MenuParser:
             return
         if b"\t" in line:
             self.saw_tab = True
-        previous = self.entries[-1] if self.entries else None
-        entry = parse_line(line, self.ctx, self._lineno, previous)
+        entry = parse_line(line, self.ctx, self._lineno, self._last_item)
+        if entry.url is not None and entry.extra.get("gopher_type") not in ("i", "3", "+"):
+            self._last_item = entry
         problem = entry.extra.get("problem")
         if problem:
             self.problems.append(f"line {self._lineno}: {problem}")

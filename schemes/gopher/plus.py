@@ -71,7 +71,7 @@ def parse_error(text: bytes) -> PlusError:
         lines.pop()
     first = lines[0] if lines else ""
     code_text, _, admin = first.partition(" ")
-    code = int(code_text) if code_text.isdigit() else None
+    code = int(code_text) if code_text.isascii() and code_text.isdigit() else None
     if code is None:
         admin, body = "", lines
     else:

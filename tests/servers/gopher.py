@@ -167,7 +167,7 @@ def standard_routes(host: str, port: int) -> dict[bytes, Route]:
         b"/gp-umn-dir\t+": b"+-1\r\n" + small_menu + b".\r\n",
         b"/gone\t+": b"--1\r\n1 Test Admin <admin@example.invalid>\r\nNo such item\r\n.\r\n",
         b"/busy\t+": b"--2\r\n2 Test Admin <admin@example.invalid>\r\nToo busy, try later\r\n",
-        b"/moved\t+": _sized_error(b"3 Test Admin <admin@example.invalid>\r\n0New place\t/new\tnew.example.test\t70\r\n"),
+        b"/moved\t+": _sized_error(b"3 Admin <admin@example.invalid>\r\n0New place\t/new\tnew.example.test\t70\r\n"),
         b"/strange\t+": b"--2\r\n9 Test Admin <a@b>\r\nSomething\tstrange \x1b[1m\r\n",
         b"/double\t+": b"+36\r\n--2\r\n1 Test Admin <admin@example.invalid>\r\nPermission denied\r\n",
         b"/nohdr\t+": b"Hello from a gopher0 server\r\n",
