@@ -186,10 +186,15 @@ def test_a_gophers_menu_keeps_tls_only_for_its_own_server() -> None:
 @pytest.mark.parametrize(
     ("reply", "message"),
     [
-        (b"3'/nope' does not exist (no handler found)\t\terror.host\t1\r\n", "'/nope' does not exist (no handler found)"),
+        (
+            b"3'/nope' does not exist (no handler found)\t\terror.host\t1\r\n",
+            "'/nope' does not exist (no handler found)",
+        ),
         (b"3Permission denied\t\terror.host\t1\n.\n", "Permission denied"),
-        (b"Error: File or directory not found! (null)\r\n" + b"_" * 67 + b"\r\n   Gophered by Gophernicus/3.1.1\r\n",
-         "File or directory not found! (null)"),  # fmt: skip
+        (
+            b"Error: File or directory not found! (null)\r\n" + b"_" * 67 + b"\r\n   Gophered by Gophernicus/3.1.1\r\n",
+            "File or directory not found! (null)",
+        ),
         (b"3 apples and 2 pears\r\n", None),
         (b"Error: this document is about errors.\r\nIt has more lines.\r\n", None),
         (b"3a\tb\tc\t70\r\nmore text\r\n", None),
@@ -336,8 +341,16 @@ def test_views_without_sizes_and_odd_spacing() -> None:
 
 def test_ask_fields_and_answers() -> None:
     fields = ask.parse_ask_lines(
-        ["Note: hello", "just a note", "ask: Name?\tAnon", "AskP: Password?", "AskL: Story", "Choose: C?\tred\tgreen",
-         "Select: Sub?:1", "AskF: Save as?\tout.txt"]  # fmt: skip
+        [
+            "Note: hello",
+            "just a note",
+            "ask: Name?\tAnon",
+            "AskP: Password?",
+            "AskL: Story",
+            "Choose: C?\tred\tgreen",
+            "Select: Sub?:1",
+            "AskF: Save as?\tout.txt",
+        ]
     )
     assert [f.kind for f in fields] == ["Note", "Note", "Ask", "AskP", "AskL", "Choose", "Select", "AskF"]
     assert fields[6].default == "1" and fields[6].label == "Sub?"
