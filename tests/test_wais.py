@@ -367,3 +367,48 @@ async def test_links_piped_into_bulk_retrieval(tmp_path: Path) -> None:
     assert bulk.returncode == 0, bulk.stderr
     saved = sorted(path.read_bytes() for path in (tmp_path / "out").iterdir() if path.is_file())
     assert saved == sorted([APPLES, BANANAS, CHERRIES])
+
+
+async def test_access_control_and_a_search_reply_shrunk_to_fit() -> None:
+    async with serving(WaisServer(databases(), Faults(access_denied=True))) as server:
+        denied = await cli(f"{base(server)}/testdb?apple")
+    async with serving(WaisServer(databases(), Faults(max_record=700))) as server:
+        async with Client() as client:
+            shrunk = await client.fetch(f"{base(server)}/testdb?apple+orchards")
+    assert denied.returncode == 5 and b"T2 Unautorized access to database: /srv/wais/idx/testdb" in denied.stderr
+    assert [entry.name.split()[0] for entry in shrunk.entries] == ["apples.txt", "bananas.txt"]  # cherries.txt dropped
+
+
+async def test_the_test_server_behaves_like_freewais_sf() -> None:
+    """The server's freeWAIS-sf behaviours of wais.md §9, seen through a raw socket."""
+    from schemes.wais.codec import (
+        HEADER_SIZE,
+        InitResponse,
+        Options,
+        Search,
+        SearchResponse,
+        decode_header,
+        message,
+        word_search,
+    )
+
+    async def exchange(stream: trio.SocketStream, apdu: bytes) -> bytes | None:
+        await stream.send_all(message(apdu))
+        data = b""
+        while len(data) < HEADER_SIZE or len(data) < HEADER_SIZE + decode_header(data[:HEADER_SIZE]).length:
+            more = await stream.receive_some(65536)
+            if not more:
+                return None
+            data += more
+        return data[HEADER_SIZE:]
+
+    async with serving(WaisServer(databases())) as server:
+        async with await trio.open_tcp_stream("127.0.0.1", server.port) as stream:
+            # Lynx sends no Init: a search as the first message is answered normally.
+            reply = await exchange(stream, word_search("testdb", "kiwi").encode())
+            assert reply is not None and SearchResponse.decode(reply).headers == ()
+            refused = await exchange(stream, Init(options=Options(will_present=True)).encode())
+            assert refused is not None and not InitResponse.decode(refused).result
+            assert await exchange(stream, b"\x00\x01\x18") == b""  # a Present APDU: zero-length reply
+            assert await exchange(stream, Search("testdb", "9").encode()) == b""
+            assert await exchange(stream, Search("testdb", None).encode()) is None  # the server process dies

@@ -100,6 +100,8 @@ class Faults:
     max_record: int = 100000
     #: Close every connection after this many requests (an idle drop seen by a pooled client).
     close_after: int | None = None
+    #: Refuse every search with freeWAIS-sf's access-control diagnostic (T2).
+    access_denied: bool = False
 
     def which(self, kind: str, count: int) -> str | None:
         if count != self.nth:
@@ -265,6 +267,8 @@ class _Association:
             return SearchResponse(
                 diagnostics=(Diagnostic("S1", f"The following database is not available: {INDEX}/{name}"),)
             )
+        if self.faults.access_denied:
+            return SearchResponse(diagnostics=(Diagnostic("T2", f"Unautorized access to database: {database.path}"),))
         info = request.info
         words = (info.seed_words if info else "") or ""
         relevant = info.documents if info else ()
