@@ -412,3 +412,12 @@ async def test_the_test_server_behaves_like_freewais_sf() -> None:
             assert await exchange(stream, b"\x00\x01\x18") == b""  # a Present APDU: zero-length reply
             assert await exchange(stream, Search("testdb", "9").encode()) == b""
             assert await exchange(stream, Search("testdb", None).encode()) is None  # the server process dies
+
+
+async def test_libwww_type_lists_and_the_suggested_file_name(tmp_path: Path) -> None:
+    async with serving(WaisServer(databases())) as server:
+        url = doc_url(server, "apples.txt", APPLES).replace("/TEXT/", "/TEXT,HTML/")
+        saved = await cli("-O", "--output-dir", str(tmp_path), url)
+    assert saved.returncode == 0, saved.stderr
+    assert (tmp_path / "apples.txt").read_bytes() == APPLES
+    assert server.retrievals()[0].type == "TEXT"
