@@ -58,8 +58,10 @@ DEFAULT_REDIRECT_SCHEMES = frozenset({"http", "https", "ftp"})
 
 _LINE_BREAKERS = re.compile(r"[\r\n\x00]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# RFC 1738 §3.4.9: "+" view, TAB, "1", CRLF, "+-1", CRLF, answer lines, ".", CRLF.
-_ASK_FORM = re.compile(r"\+[^\t\r\n\x00]*\t1\r\n\+-1\r\n(?:[^\r\n\x00]*\r\n)*\.\r\n")
+_RAW_UNSAFE = re.compile(r"[\x00-\x20\x7f]")
+# RFC 1738 §3.4.9, exactly: "+", TAB, "1", CRLF, "+-1", CRLF, one CRLF-ended
+# line per answer (never a lone "." that would end the block early), ".", CRLF.
+_ASK_FORM = re.compile(r"\+\t1\r\n\+-1\r\n(?:(?!\.\r\n)[^\r\n\x00]*\r\n)*\.\r\n")
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def check_port(
     else:
         return
     raise UnsafeURL(
-        f"{what} {port} refused for {scheme}: {why}",
+        f"{what} {port} refused for {scheme} ({rule} rule): {why}",
         part="port",
         rule=rule,
         hint=f"if you trust this server, allow it with --allow-port {port} (library: allow_ports={{{port}}})",
@@ -112,10 +114,10 @@ def check_port(
 
 
 def _refuse(part: str, value: str, rule: str, what: str) -> UnsafeURL:
-    match = _CONTROL.search(value)
+    match = _CONTROL.search(value) or _RAW_UNSAFE.search(value)
     char = repr(value[match.start()]) if match else "?"
     return UnsafeURL(
-        f"{part} contains {char} after decoding: {what}",
+        f"{part} contains {char} after decoding ({rule} rule): {what}",
         part=part,
         rule=rule,
         hint="nothing lifts this rule; remove the encoded control character from the URL",
@@ -125,6 +127,16 @@ def _refuse(part: str, value: str, rule: str, what: str) -> UnsafeURL:
 def _line_safe(part: str, value: str | None) -> None:
     if value is not None and _LINE_BREAKERS.search(value):
         raise _refuse(part, value, "line-injection", "it would end the protocol line and start another command")
+
+
+def _tab_safe(part: str, value: str | None) -> None:
+    if value is not None and "\t" in value:
+        raise _refuse(part, value, "line-injection", f"a TAB ends the gopher {part} field and starts another")
+
+
+def _raw_safe(part: str, value: str | None) -> None:
+    if value is not None and _RAW_UNSAFE.search(value):
+        raise _refuse(part, value, "line-injection", "it would end or split the request line")
 
 
 def _print_safe(part: str, value: str | None) -> None:
@@ -142,29 +154,44 @@ def _check_injection(url: URL) -> None:
     elif isinstance(url, HttpURL):
         _line_safe("user", url.user)
         _line_safe("password", url.password)
+        # path and search stay encoded, so parsed URLs never hold these raw;
+        # a URL built with .replace() might.
+        _raw_safe("path", url.path)
+        _raw_safe("search", url.search)
     elif isinstance(url, GopherURL):
         _line_safe("selector", url.selector)
-        if "\t" in url.selector:
-            raise UnsafeURL("selector contains a TAB", part="selector", rule="line-injection")
+        _tab_safe("selector", url.selector)
         if url.selector.startswith("-") or "?-" in url.selector:
             # Servers that hand selectors (or their "?args") to programs would read these as options.
             raise UnsafeURL(
-                f"selector {url.selector[:40]!r} starts an option ('-'), which a gateway program could obey",
+                f"selector {url.selector[:40]!r} starts with an option ('-') (option-injection rule): "
+                "a server that runs programs could obey it",
                 part="selector",
                 rule="option-injection",
-                hint="nothing lifts this rule; a real document's selector does not start with '-'",
+                hint="nothing lifts this rule; a document's selector does not start with '-'",
             )
         _line_safe("search", url.search)
+        _tab_safe("search", url.search)
         plus = url.plus
         if plus is not None and _LINE_BREAKERS.search(plus) and not _ASK_FORM.fullmatch(plus):
-            raise _refuse("gopher+ string", plus, "line-injection", "only the RFC 1738 §3.4.9 form may hold CR LF")
-        if plus is not None and _ASK_FORM.fullmatch(plus) and "\r\n.\r\n" in plus[:-3]:
-            raise UnsafeURL("an ASK answer line is a lone '.'", part="gopher+ string", rule="line-injection")
+            raise _refuse(
+                "gopher+ string",
+                plus,
+                "line-injection",
+                "only the ASK form of RFC 1738 §3.4.9 "
+                "(+%091%0D%0A+-1%0D%0A<answer>%0D%0A...%0D%0A.%0D%0A) may hold CR and LF",
+            )
     elif isinstance(url, NewsURL):
         _line_safe("group", url.group)
         _line_safe("message-id", url.message_id)
         if url.message_id is not None and (" " in url.message_id or "\t" in url.message_id):
-            raise UnsafeURL("message-id contains white space", part="message-id", rule="line-injection")
+            raise UnsafeURL(
+                "message-id contains white space after decoding (line-injection rule): "
+                "it would add arguments to the NNTP command",
+                part="message-id",
+                rule="line-injection",
+                hint="nothing lifts this rule; a message-id holds no white space",
+            )
     elif isinstance(url, NntpURL):
         _line_safe("group", url.group)
     elif isinstance(url, ProsperoURL):
@@ -182,7 +209,7 @@ def _check_injection(url: URL) -> None:
         _print_safe("address", url.address)
     elif isinstance(url, FileURL):
         if "\x00" in url.path:
-            raise UnsafeURL("path contains NUL", part="path", rule="line-injection")
+            raise _refuse("path", url.path, "nul-in-path", "the operating system would cut the file name there")
     elif isinstance(url, GenericURL):
         pass
 

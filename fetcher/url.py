@@ -7,15 +7,25 @@ text is `str`; octets that are not UTF-8 survive as lone surrogates
 (`errors="surrogateescape"`), so every component round-trips byte for byte:
 `to_bytes(component)` gives back the octets that go on the wire.
 
-The module is written for speed (the bulk path parses thousands of URLs): one
-C-level scan rejects bad characters, and the rest is `str` methods and
-pre-compiled patterns.
+Parsing has two routes that end in the same per-scheme constructors (`_ftp`,
+`_http`, ...), which decode and check the split components:
+
+* the fast route: one compiled pattern per scheme that accepts only the
+  common, plainly valid shape (lower-case scheme, hostname or IPv4 address,
+  no wrappers) and hands its groups to the constructor;
+* the careful route (`_parse_slow`), taken whenever the fast pattern does not
+  match: it unwraps `<URL:...>`, scans for bad characters, splits step by step
+  and raises `URLError` naming the part and its position in the input.
+
+The fast patterns accept a subset of what the careful route accepts and cut
+it at the same places, so both give equal values (tests/test_url*.py check
+this); anything unusual, valid or not, is decided by the careful route.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote as _quote
 from urllib.parse import unquote as _unquote
@@ -61,21 +71,24 @@ DEFAULT_PORTS: dict[str, int] = {
 # Anything outside RFC 1738's xchar (plus the "national" characters that real
 # URLs use raw, such as "~"), or a "%" that does not start an escape.
 _BAD_CHAR = re.compile(r"[^A-Za-z0-9$\-_.+!*'(),;/?:@&=%{}|\\^~\[\]`]|%(?![0-9A-Fa-f]{2})")
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SCHEME = re.compile(r"[A-Za-z0-9+.\-]+")
-_HOSTNAME = re.compile(r"(?:[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?\.)*[a-z](?:[a-z0-9\-]*[a-z0-9])?")
+# Labels are letter/digit runs joined by hyphens, so no label starts or ends
+# with "-"; the top label starts with a letter (RFC 1738 §3.1, §5).
+_LABEL = r"[A-Za-z0-9]+(?:-+[A-Za-z0-9]+)*"
+_TOPLABEL = r"[A-Za-z][A-Za-z0-9]*(?:-+[A-Za-z0-9]+)*"
+_HOSTNAME = re.compile(rf"(?:{_LABEL}\.)*{_TOPLABEL}")
 _IPV4 = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)")
 _DIGITS = re.compile(r"[0-9]+")
 _NEWSGROUP = re.compile(r"[A-Za-z][A-Za-z0-9\-.+_]*")
-_WHITESPACE = re.compile(r"\s+")
-_HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n\s*")
-_TYPECODE = re.compile(r";[Tt][Yy][Pp][Ee]=([^/;]*)$")
+_WHITESPACE = " \t\r\n\f\v"
+_MAX_ARTICLE = 2**63 - 1
 
 # Characters left raw when a component is written back; everything else is
 # percent-encoded.  Per RFC 1738 §5: uchar plus the component's extra set.
 _UNRESERVED = "$-_.+!*'(),"
 _SAFE_USER = _UNRESERVED + ";?&="
 _SAFE_FSEGMENT = _UNRESERVED + "?:@&="
-_SAFE_HSEGMENT = _UNRESERVED + ";:@&="
 _SAFE_PSEGMENT = _UNRESERVED + "?:@&="
 _SAFE_FIELD = _UNRESERVED + "?:@&"
 _SAFE_GOPHER = _UNRESERVED + ";/:@&="
@@ -108,6 +121,7 @@ class URL:
 
     __slots__ = ("fragment", "scheme")
     _fields: ClassVar[tuple[str, ...]] = ()
+    _safe_user: ClassVar[str] = _SAFE_USER
     scheme: str
     fragment: str | None
 
@@ -159,10 +173,10 @@ class URL:
         user = getattr(self, "user", None)
         if user is None:
             return host
-        login = _encode(user, _SAFE_USER)
+        login = _encode(user, self._safe_user)
         password = getattr(self, "password", None)
         if password is not None:
-            login += ":" + _encode(password, _SAFE_USER)
+            login += ":" + _encode(password, self._safe_user)
         return f"{login}@{host}"
 
 
@@ -201,6 +215,7 @@ class HttpURL(URL):
 
     __slots__ = ("host", "password", "path", "port", "search", "user")
     _fields = ("user", "password", "host", "port", "path", "search")
+    _safe_user = _SAFE_USER.replace("?", "")  # "?" would end the authority
     user: str | None
     password: str | None
     host: str
@@ -233,7 +248,7 @@ class GopherURL(URL):
     plus: str | None
 
     def __str__(self) -> str:
-        path = self.gtype + _encode(self.selector, _SAFE_GOPHER)
+        path = _encode(self.gtype, _SAFE_GOPHER) + _encode(self.selector, _SAFE_GOPHER)
         if self.search is not None or self.plus is not None:
             path += "%09" + _encode(self.search or "", _SAFE_GOPHER)
         if self.plus is not None:
@@ -255,7 +270,15 @@ class NewsURL(URL):
     message_id: str | None
 
     def __str__(self) -> str:
-        part = self.group if self.group is not None else _encode(self.message_id or "", _SAFE_NEWS)
+        if self.group is not None:
+            part = self.group
+        else:
+            message_id = self.message_id or ""
+            if message_id[:1] == "<" and message_id[-1:] == ">":
+                message_id = f"<{message_id}>"  # the parser strips one pair of brackets
+            part = _encode(message_id, _SAFE_NEWS)
+            if part.startswith("/"):
+                part = "%2F" + part[1:]  # "news://" would start the host form
         if self.host is None:
             return f"{self.scheme}:{part}{self._tail()}"
         return f"{self.scheme}://{self._authority()}/{part}{self._tail()}"
@@ -333,7 +356,8 @@ class FileURL(URL):
 
     def __str__(self) -> str:
         path = "/".join(_encode(part, _SAFE_FSEGMENT + ";") for part in self.path.split("/"))
-        return f"{self.scheme}://{self.host}/{path}{self._tail()}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}/{path}{self._tail()}"
 
 
 class ProsperoURL(URL):
@@ -385,45 +409,441 @@ class GenericURL(URL):
 
 
 # --------------------------------------------------------------------------
-# Parsing
+# Construction from split components (shared by both parsing routes)
+
+
+def _builder(cls: type[URL]) -> Any:
+    """A mutable twin of `cls` with the same slots.
+
+    The parser fills it with plain attribute stores and then assigns
+    `__class__ = cls`: several times faster than `object.__setattr__` per
+    field, while the public class stays immutable.
+    """
+    namespace = {"__slots__": cls.__slots__, "__setattr__": object.__setattr__, "_fields": cls._fields}
+    return type(f"_{cls.__name__}Builder", (URL,), namespace)
+
+
+_new = object.__new__
+_FtpBuilder = _builder(FtpURL)
+_HttpBuilder = _builder(HttpURL)
+_GopherBuilder = _builder(GopherURL)
+_NewsBuilder = _builder(NewsURL)
+_NntpBuilder = _builder(NntpURL)
+_TelnetBuilder = _builder(TelnetURL)
+_WaisBuilder = _builder(WaisURL)
+_FileBuilder = _builder(FileURL)
+_ProsperoBuilder = _builder(ProsperoURL)
+_MailtoBuilder = _builder(MailtoURL)
+
+# The constructors below take components as split from the URL text, still
+# percent-encoded, with the host already checked and lower-cased and the port
+# already a number (or None).  `at` is where the url-path starts in the text
+# after "scheme:", for error positions.
+
+
+def _ftp(
+    scheme: str,
+    user: str | None,
+    password: str | None,
+    host: str,
+    port: int | None,
+    path: str,
+    typecode: str | None,
+    fragment: str | None,
+) -> URL:
+    segments = path.split("/")
+    if "%" in path:
+        segments = [_decode(segment) for segment in segments]
+    url = _new(_FtpBuilder)
+    url.scheme = scheme
+    url.user = user if user is None or "%" not in user else _decode(user)
+    url.password = password if password is None or "%" not in password else _decode(password)
+    url.host = host
+    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.name = segments.pop()
+    url.cwd = tuple(segments)
+    url.typecode = None if typecode is None else typecode.lower()
+    url.fragment = fragment
+    url.__class__ = FtpURL
+    return url  # type: ignore[no-any-return]
+
+
+def _http(
+    scheme: str,
+    user: str | None,
+    password: str | None,
+    host: str,
+    port: int | None,
+    path: str,
+    search: str | None,
+    fragment: str | None,
+) -> URL:
+    url = _new(_HttpBuilder)
+    url.scheme = scheme
+    url.user = user if user is None or "%" not in user else _decode(user)
+    url.password = password if password is None or "%" not in password else _decode(password)
+    url.host = host
+    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.path = path
+    url.search = search
+    url.fragment = fragment
+    url.__class__ = HttpURL
+    return url  # type: ignore[no-any-return]
+
+
+def _gopher(scheme: str, host: str, port: int | None, path: str, fragment: str | None, at: int = 0) -> URL:
+    gtype, selector, search, plus = "1", "", None, None
+    if path:
+        if "%" in path:
+            path = _decode(path)
+        gtype = path[0]
+        if not "!" <= gtype <= "~":
+            raise URLError(
+                f"gopher type {gtype!r} is not one printable ASCII character",
+                part="gtype",
+                position=at,
+                hint="the first character after 'host/' is the item type, such as 0, 1 or 7",
+            )
+        if "\t" in path:
+            fields = path[1:].split("\t", 2)
+            selector = fields[0]
+            search = fields[1]
+            if len(fields) > 2:
+                plus = fields[2]
+        else:
+            selector = path[1:]
+    url = _new(_GopherBuilder)
+    url.scheme = scheme
+    url.host = host
+    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.gtype = gtype
+    url.selector = selector
+    url.search = search
+    url.plus = plus
+    url.fragment = fragment
+    url.__class__ = GopherURL
+    return url  # type: ignore[no-any-return]
+
+
+def _news(
+    scheme: str, host: str | None, port: int | None, group: str | None, message_id: str | None, fragment: str | None
+) -> URL:
+    if message_id is not None:
+        message_id = _decode(message_id)
+        if message_id[:1] == "<" and message_id[-1:] == ">":
+            message_id = message_id[1:-1]
+    url = _new(_NewsBuilder)
+    url.scheme = scheme
+    url.host = host
+    url.port = None if host is None else DEFAULT_PORTS[scheme] if port is None else port
+    url.group = group
+    url.message_id = message_id
+    url.fragment = fragment
+    url.__class__ = NewsURL
+    return url  # type: ignore[no-any-return]
+
+
+def _article(digits: str, at: int) -> int:
+    significant = digits.lstrip("0")
+    if len(significant) > 19 or int(significant or "0") > _MAX_ARTICLE:
+        shown = digits if len(digits) <= 24 else digits[:20] + "..."
+        raise URLError(
+            f"article number {shown} is too large", part="article", position=at, hint=f"at most {_MAX_ARTICLE}"
+        )
+    return int(significant or "0")
+
+
+def _nntp(scheme: str, host: str, port: int | None, group: str, article: int | None, fragment: str | None) -> URL:
+    url = _new(_NntpBuilder)
+    url.scheme = scheme
+    url.host = host
+    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.group = group
+    url.article = article
+    url.fragment = fragment
+    url.__class__ = NntpURL
+    return url  # type: ignore[no-any-return]
+
+
+def _telnet(
+    scheme: str, user: str | None, password: str | None, host: str, port: int | None, fragment: str | None
+) -> URL:
+    url = _new(_TelnetBuilder)
+    url.scheme = scheme
+    url.user = user if user is None or "%" not in user else _decode(user)
+    url.password = password if password is None or "%" not in password else _decode(password)
+    url.host = host
+    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.fragment = fragment
+    url.__class__ = TelnetURL
+    return url  # type: ignore[no-any-return]
+
+
+def _wais(
+    scheme: str,
+    host: str,
+    port: int | None,
+    database: str,
+    search: str | None,
+    wtype: str | None,
+    wpath: str | None,
+    fragment: str | None,
+) -> URL:
+    url = _new(_WaisBuilder)
+    url.scheme = scheme
+    url.host = host
+    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.database = _decode(database)
+    url.search = None if search is None else _decode(search.replace("+", " "))
+    url.wtype = None if wtype is None else _decode(wtype)
+    url.wpath = wpath
+    url.fragment = fragment
+    url.__class__ = WaisURL
+    return url  # type: ignore[no-any-return]
+
+
+def _file(scheme: str, host: str, path: str, fragment: str | None) -> URL:
+    url = _new(_FileBuilder)
+    url.scheme = scheme
+    url.host = host
+    url.path = _decode(path)
+    url.fragment = fragment
+    url.__class__ = FileURL
+    return url  # type: ignore[no-any-return]
+
+
+def _prospero(scheme: str, host: str, port: int | None, hsoname: str, specs: list[str], fragment: str | None) -> URL:
+    fields: dict[str, str] = {}
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        fields[_decode(name)] = _decode(value)
+    url = _new(_ProsperoBuilder)
+    url.scheme = scheme
+    url.host = host
+    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.hsoname = _decode(hsoname)
+    url.fields = fields
+    url.fragment = fragment
+    url.__class__ = ProsperoURL
+    return url  # type: ignore[no-any-return]
+
+
+def _mailto(scheme: str, address: str, fragment: str | None) -> URL:
+    url = _new(_MailtoBuilder)
+    url.scheme = scheme
+    url.address = _decode(address)
+    url.fragment = fragment
+    url.__class__ = MailtoURL
+    return url  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------
+# The fast route: one pattern per scheme for the common, plainly valid shape.
+
+_U = r"A-Za-z0-9$\-_.+!*'(),~%"  # uchar, with "~" and "%" (escapes are checked apart)
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_F_HOST = rf"((?:{_OCTET}\.){{3}}{_OCTET}|(?:{_LABEL}\.)*{_TOPLABEL})"
+_F_PORT = r"(?::([0-9]{1,5}))?"
+_F_FRAGMENT = rf"(?:#([{_U};/?:@&=]*))?"
+_F_NEWSGROUP = r"[A-Za-z][A-Za-z0-9\-.+_]*"
+
+
+def _login(user: str) -> str:
+    return rf"(?:([{user}]*)(?::([{user}]*))?@)?"
+
+
+_FAST_FTP = re.compile(
+    rf"//{_login(_U + ';?&=')}{_F_HOST}{_F_PORT}(?:/([{_U}?:@&=/]*)(?:;type=([aidAID]))?)?{_F_FRAGMENT}"
+)
+_FAST_HTTP = re.compile(
+    rf"//{_login(_U + ';&=')}{_F_HOST}{_F_PORT}(/[{_U};:@&=/]*)?(?:\?([{_U};:@&=/?]*))?{_F_FRAGMENT}"
+)
+_FAST_GOPHER = re.compile(rf"//{_F_HOST}{_F_PORT}(?:/([{_U};/?:@&=]*))?{_F_FRAGMENT}")
+_FAST_NEWS = re.compile(rf"(?!//)(?:({_F_NEWSGROUP}|\*)|([{_U};/?:&=]+@[{_U};/?:&=]*)){_F_FRAGMENT}")
+_FAST_NNTP = re.compile(rf"//{_F_HOST}{_F_PORT}/({_F_NEWSGROUP})(?:/([0-9]{{1,18}}))?{_F_FRAGMENT}")
+_FAST_TELNET = re.compile(rf"//{_login(_U + ';?&=')}{_F_HOST}{_F_PORT}/?{_F_FRAGMENT}")
+_FAST_WAIS = re.compile(rf"//{_F_HOST}{_F_PORT}/([{_U}]+)(?:\?([{_U};/?:@&=]*)|/([{_U}]*)/([{_U}]*))?{_F_FRAGMENT}")
+_FAST_FILE = re.compile(rf"//(?:{_F_HOST})?/([{_U};?:@&=/]*){_F_FRAGMENT}")
+_FAST_PROSPERO = re.compile(rf"//{_F_HOST}{_F_PORT}(?:/([{_U}?:@&=/]*)((?:;[{_U}?:@&]+=[{_U}?:@&]*)*))?{_F_FRAGMENT}")
+_FAST_MAILTO = re.compile(rf"([{_U};/?:@&=]+){_F_FRAGMENT}")
+
+_Match = re.Match[str]
+
+
+def _port(text: str | None) -> int | None:
+    if text is None:
+        return None
+    port = int(text)
+    if port > 65535:
+        raise URLError("port out of range")  # the careful route words it
+    return port
+
+
+def _fast_ftp(scheme: str, m: _Match) -> URL:
+    user, password, host, port, path, typecode, fragment = m.groups()
+    return _ftp(scheme, user, password, host.lower(), _port(port), path or "", typecode, fragment)
+
+
+def _fast_http(scheme: str, m: _Match) -> URL:
+    user, password, host, port, path, search, fragment = m.groups()
+    return _http(scheme, user, password, host.lower(), _port(port), path[1:] if path else "", search, fragment)
+
+
+def _fast_gopher(scheme: str, m: _Match) -> URL:
+    host, port, path, fragment = m.groups()
+    return _gopher(scheme, host.lower(), _port(port), path or "", fragment)
+
+
+def _fast_news(scheme: str, m: _Match) -> URL:
+    group, message_id, fragment = m.groups()
+    return _news(scheme, None, None, group, message_id, fragment)
+
+
+def _fast_nntp(scheme: str, m: _Match) -> URL:
+    host, port, group, article, fragment = m.groups()
+    return _nntp(scheme, host.lower(), _port(port), group, None if article is None else int(article), fragment)
+
+
+def _fast_telnet(scheme: str, m: _Match) -> URL:
+    user, password, host, port, fragment = m.groups()
+    return _telnet(scheme, user, password, host.lower(), _port(port), fragment)
+
+
+def _fast_wais(scheme: str, m: _Match) -> URL:
+    host, port, database, search, wtype, wpath, fragment = m.groups()
+    return _wais(scheme, host.lower(), _port(port), database, search, wtype, wpath, fragment)
+
+
+def _fast_file(scheme: str, m: _Match) -> URL:
+    host, path, fragment = m.groups()
+    return _file(scheme, "" if host is None else host.lower(), path, fragment)
+
+
+def _fast_prospero(scheme: str, m: _Match) -> URL:
+    host, port, hsoname, fields, fragment = m.groups()
+    specs = fields.split(";")[1:] if fields else []
+    return _prospero(scheme, host.lower(), _port(port), hsoname or "", specs, fragment)
+
+
+def _fast_mailto(scheme: str, m: _Match) -> URL:
+    address, fragment = m.groups()
+    return _mailto(scheme, address, fragment)
+
+
+_FastRoute = tuple[Callable[[str, int], "_Match | None"], Callable[[str, _Match], URL]]
+_FAST: dict[str, _FastRoute] = {
+    "ftp": (_FAST_FTP.fullmatch, _fast_ftp),
+    "ftps": (_FAST_FTP.fullmatch, _fast_ftp),
+    "http": (_FAST_HTTP.fullmatch, _fast_http),
+    "https": (_FAST_HTTP.fullmatch, _fast_http),
+    "gopher": (_FAST_GOPHER.fullmatch, _fast_gopher),
+    "gophers": (_FAST_GOPHER.fullmatch, _fast_gopher),
+    "news": (_FAST_NEWS.fullmatch, _fast_news),
+    "snews": (_FAST_NEWS.fullmatch, _fast_news),
+    "nntp": (_FAST_NNTP.fullmatch, _fast_nntp),
+    "nntps": (_FAST_NNTP.fullmatch, _fast_nntp),
+    "telnet": (_FAST_TELNET.fullmatch, _fast_telnet),
+    "wais": (_FAST_WAIS.fullmatch, _fast_wais),
+    "file": (_FAST_FILE.fullmatch, _fast_file),
+    "prospero": (_FAST_PROSPERO.fullmatch, _fast_prospero),
+    "mailto": (_FAST_MAILTO.fullmatch, _fast_mailto),
+}
+
+
+def parse_url(text: str) -> URL:
+    """Parse one URL; raise `URLError` naming the offending part."""
+    colon = text.find(":")
+    if colon > 0:
+        route = _FAST.get(text[:colon])
+        if route is not None:
+            match = route[0](text, colon + 1)
+            if match is not None and ("%" not in text or _BAD_ESCAPE.search(text) is None):
+                try:
+                    return route[1](text[:colon], match)
+                except URLError:
+                    pass  # the careful route reports it with its position
+    return _parse_slow(text)
+
+
+# --------------------------------------------------------------------------
+# The careful route
+
+
+def _unwrap_indexed(text: str) -> tuple[str, list[int]]:
+    """The URL inside the appendix wrappers, and where each of its characters was."""
+    start, end = 0, len(text)
+    while start < end and text[start] in _WHITESPACE:
+        start += 1
+    while end > start and text[end - 1] in _WHITESPACE:
+        end -= 1
+    if start < end and text[start] == "<":
+        if end - start < 2 or text[end - 1] != ">":
+            raise URLError(
+                "the '<' wrapper is not closed by '>'",
+                part="wrapper",
+                position=start,
+                hint="write <URL:scheme://...> with both brackets",
+                url=text,
+            )
+        kept = [index for index in range(start + 1, end - 1) if text[index] not in _WHITESPACE]
+    else:
+        kept = list(range(start, end))
+    if len(kept) >= 4 and "".join(text[index] for index in kept[:4]).upper() == "URL:":
+        kept = kept[4:]
+    return "".join(text[index] for index in kept), kept
 
 
 def unwrap(text: str) -> str:
     """Strip the appendix wrappers: `<URL:...>`, `URL:`, and line breaks.
 
-    Inside `<...>` all whitespace is ignored (long URLs broken across lines);
-    a line break right after a hyphen keeps the hyphen (the appendix says it
-    "may or may not" belong; keeping it loses nothing the user typed).
+    Inside `<...>` all whitespace is ignored (long URLs broken across lines).
+    A line break right after a hyphen keeps the hyphen: the appendix says it
+    "may or may not" belong to the URL, and keeping it loses nothing typed.
+    Outside a wrapper only leading and trailing whitespace is dropped.
     """
-    text = text.strip()
-    if text.startswith("<"):
-        if not text.endswith(">"):
-            raise URLError("the '<' wrapper is not closed by '>'", part="wrapper", position=0, url=text)
-        text = text[1:-1]
-        text = _HYPHEN_BREAK.sub("-", text)
-        text = _WHITESPACE.sub("", text)
-    if text[:4].upper() == "URL:":
-        text = text[4:]
-    return text
+    return _unwrap_indexed(text)[0]
 
 
-def parse_url(text: str) -> URL:
-    """Parse one URL; raise `URLError` naming the offending part."""
-    original = text
-    if text and (text[0] in " \t\r\n<" or text[-1] in " \t\r\n" or text[:4].upper() == "URL:"):
-        text = unwrap(text)
+def _parse_slow(original: str) -> URL:
+    text = original
+    where = None
+    if text and (text[0] in _WHITESPACE or text[0] == "<" or text[-1] in _WHITESPACE or text[:4].upper() == "URL:"):
+        text, where = _unwrap_indexed(original)
+    try:
+        return _parse_text(text)
+    except URLError as error:
+        if error.url is None:
+            error.url = original
+        if where is not None and error.position is not None:
+            # Report positions in the text the user gave, wrappers included.
+            at = error.position
+            error.position = where[at] if at < len(where) else (where[-1] + 1 if where else 0)
+            error.message = error.message.replace(f"at position {at}", f"at position {error.position}")
+            error.args = (error.message,)
+        raise
+
+
+def _parse_text(text: str) -> URL:
     bad = _BAD_CHAR.search(text)
-    if bad is not None and (text[bad.start()] != "#" or _BAD_CHAR.search(text, bad.start() + 1)):
-        at = bad.start() if text[bad.start()] != "#" else _BAD_CHAR.search(text, bad.start() + 1).start()  # type: ignore[union-attr]
-        raise _bad_character(original, text, at)
+    if bad is not None and text[bad.start()] == "#":
+        bad = _BAD_CHAR.search(text, bad.start() + 1)
+    if bad is not None:
+        raise _bad_character(text, bad.start())
     colon = text.find(":")
-    if colon <= 0 or not _SCHEME.fullmatch(text, 0, colon):
+    if colon <= 0:
         raise URLError(
             f"no scheme: expected 'scheme:' at the start of {text!r}",
             part="scheme",
             position=0,
             hint="write a full URL such as ftp://host/path",
-            url=original,
+        )
+    if _SCHEME.fullmatch(text, 0, colon) is None:
+        at = next(index for index in range(colon) if _SCHEME.fullmatch(text[index]) is None)
+        raise URLError(
+            f"scheme {text[:colon]!r}: character {text[at]!r} at position {at} is not allowed in a scheme name",
+            part="scheme",
+            position=at,
+            hint="scheme names hold letters, digits, '+', '-' and '.'",
         )
     scheme = text[:colon].lower()
     rest = text[colon + 1 :]
@@ -432,26 +852,25 @@ def parse_url(text: str) -> URL:
     if hash_at >= 0:
         fragment = rest[hash_at + 1 :]
         rest = rest[:hash_at]
-    parser = _PARSERS.get(scheme, _parse_generic)
     try:
-        return parser(scheme, rest, fragment)
+        return _PARSERS.get(scheme, _parse_generic)(scheme, rest, fragment)
     except URLError as error:
-        if error.url is None:
-            error.url = original
+        if error.position is not None:
+            error.position += colon + 1
         raise
 
 
-def _bad_character(original: str, text: str, at: int) -> URLError:
+def _bad_character(text: str, at: int) -> URLError:
     char = text[at]
     if char == "%":
         what = f"'%' at position {at} does not start an escape (%XX with two hex digits)"
         part = "escape"
-    elif char == " ":
-        what = f"raw space at position {at}"
-        part = "character"
     elif char == "#":
         what = f"a second '#' at position {at}"
         part = "fragment"
+    elif char == " ":
+        what = f"raw space at position {at}"
+        part = "character"
     elif ord(char) < 0x20 or ord(char) == 0x7F:
         what = f"raw control character {char!r} at position {at}"
         part = "character"
@@ -466,14 +885,22 @@ def _bad_character(original: str, text: str, at: int) -> URLError:
         part=part,
         position=at,
         hint=f"percent-encode it as %{ord(char):02X}" if ord(char) < 0x80 else "percent-encode its UTF-8 octets",
-        url=original,
     )
+
+
+# The careful parsers take the text after "scheme:" (fragment removed) and
+# raise with positions counted in that text; `_parse_text` shifts them.
 
 
 def _split_login(scheme: str, rest: str, path_starts: str = "/") -> tuple[str, str | None]:
     """Split `//login/urlpath` into the login and the url-path (None if absent)."""
     if not rest.startswith("//"):
-        raise URLError(f"{scheme}: URLs need '//' and a host after '{scheme}:'", part="host", position=len(scheme) + 1)
+        raise URLError(
+            f"{scheme}: URLs need '//' and a host after '{scheme}:'",
+            part="host",
+            position=0,
+            hint=f"write {scheme}://host/...",
+        )
     end = len(rest)
     for delimiter in path_starts:
         at = rest.find(delimiter, 2)
@@ -487,93 +914,109 @@ def _split_login(scheme: str, rest: str, path_starts: str = "/") -> tuple[str, s
 def _parse_login(
     scheme: str, login: str, *, userinfo: bool, host_required: bool = True
 ) -> tuple[str | None, str | None, str, int | None]:
-    """`[user[:password]@]host[:port]` -> decoded user, password, host, port."""
+    """`[user[:password]@]host[:port]` (starting at offset 2) -> raw user, raw password, host, port."""
     user = password = None
+    offset = 2
     at = login.find("@")
     if at >= 0:
         if not userinfo:
-            raise URLError(f"{scheme}: URLs take no user name or password", part="user")
-        if login.find("@", at + 1) >= 0:
             raise URLError(
-                "the login contains more than one '@'", part="user", hint="encode '@' in a user name or password as %40"
+                f"{scheme}: URLs take no user name or password",
+                part="user",
+                position=offset,
+                hint=f"remove the '...@' before the host of the {scheme}: URL",
+            )
+        second = login.find("@", at + 1)
+        if second >= 0:
+            raise URLError(
+                "the login contains more than one '@'",
+                part="user",
+                position=offset + second,
+                hint="encode '@' in a user name or password as %40",
             )
         info = login[:at]
-        login = login[at + 1 :]
         colon = info.find(":")
         if colon >= 0:
-            user, password = _decode(info[:colon]), _decode(info[colon + 1 :])
+            user, password = info[:colon], info[colon + 1 :]
         else:
-            user = _decode(info)
-    host, port = _parse_hostport(scheme, login, host_required)
+            user = info
+        login = login[at + 1 :]
+        offset += at + 1
+    host, port = _parse_hostport(login, offset, host_required)
     return user, password, host, port
 
 
-def _parse_hostport(scheme: str, hostport: str, host_required: bool = True) -> tuple[str, int | None]:
+def _parse_hostport(hostport: str, offset: int, host_required: bool = True) -> tuple[str, int | None]:
     port_text = None
+    port_at = 0
     if hostport.startswith("["):
         close = hostport.find("]")
         if close < 0:
-            raise URLError("IPv6 literal is missing its closing ']'", part="host")
-        host = _check_ipv6(hostport[1:close])
+            raise URLError("IPv6 literal is missing its closing ']'", part="host", position=offset)
+        host = _check_ipv6(hostport[1:close], offset)
         after = hostport[close + 1 :]
         if after:
             if not after.startswith(":"):
-                raise URLError(f"unexpected {after!r} after the IPv6 literal", part="host")
-            port_text = after[1:]
+                raise URLError(f"unexpected {after!r} after the IPv6 literal", part="host", position=offset + close + 1)
+            port_text, port_at = after[1:], offset + close + 2
     else:
         colon = hostport.rfind(":")
         if colon >= 0:
-            host, port_text = hostport[:colon], hostport[colon + 1 :]
+            host, port_text, port_at = hostport[:colon], hostport[colon + 1 :], offset + colon + 1
         else:
             host = hostport
-        host = _check_host(host, host_required)
+        host = _check_host(host, host_required, offset)
     if port_text is None:
         return host, None
-    return host, _check_port(port_text)
+    return host, _check_port(port_text, port_at)
 
 
-def _check_host(host: str, required: bool) -> str:
+def _check_host(host: str, required: bool, at: int) -> str:
     if not host:
         if required:
-            raise URLError("the host is empty", part="host", hint="name a host: scheme://host/...")
+            raise URLError("the host is empty", part="host", position=at, hint="name a host: scheme://host/...")
         return host
-    lowered = host.lower()
-    match = _IPV4.fullmatch(lowered)
+    match = _IPV4.fullmatch(host)
     if match is not None:
-        if any(int(octet) > 255 for octet in match.groups()):
-            raise URLError(f"host {host!r}: IPv4 octets are 0-255", part="host")
-        return lowered
-    if _HOSTNAME.fullmatch(lowered) is None:
+        if any(len(octet.lstrip("0")) > 3 or int(octet) > 255 for octet in match.groups()):
+            raise URLError(f"host {host!r}: IPv4 octets are 0-255", part="host", position=at)
+        return host
+    if _HOSTNAME.fullmatch(host) is None:
         raise URLError(
             f"host {host!r} is not a valid hostname or IPv4 address",
             part="host",
+            position=at,
             hint="labels are letters, digits and inner hyphens; the last label starts with a letter",
         )
-    return lowered
+    return host.lower()
 
 
-def _check_ipv6(literal: str) -> str:
+def _check_ipv6(literal: str, at: int) -> str:
     import ipaddress
 
-    try:
-        return str(ipaddress.IPv6Address(literal))
-    except ValueError:
-        raise URLError(f"host [{literal}] is not a valid IPv6 address", part="host") from None
+    if "%" not in literal:
+        try:
+            return str(ipaddress.IPv6Address(literal))
+        except ValueError:
+            pass
+    raise URLError(f"host [{literal}] is not a valid IPv6 address", part="host", position=at)
 
 
-def _check_port(text: str) -> int:
+def _check_port(text: str, at: int) -> int:
     if not text:
-        raise URLError("the port after ':' is empty", part="port", hint="remove the ':' or give a port number")
-    if len(text) > 5 or _DIGITS.fullmatch(text) is None:
-        raise URLError(f"port {text!r} is not a number from 0 to 65535", part="port")
-    port = int(text)
-    if port > 65535:
-        raise URLError(f"port {text!r} is out of range (0-65535)", part="port")
-    return port
-
-
-def _default(scheme: str, port: int | None) -> int:
-    return DEFAULT_PORTS[scheme] if port is None else port
+        raise URLError("the port after ':' is empty", part="port", position=at, hint="remove the ':' or give a port")
+    if _DIGITS.fullmatch(text) is None:
+        raise URLError(
+            f"port {text!r} is not a number from 0 to 65535",
+            part="port",
+            position=at,
+            hint="a port is ASCII digits only, with no sign or spaces",
+        )
+    significant = text.lstrip("0")
+    if len(significant) > 5 or int(significant or "0") > 65535:
+        shown = text if len(text) <= 24 else text[:20] + "..."
+        raise URLError(f"port {shown} is out of range (0-65535)", part="port", position=at)
+    return int(significant or "0")
 
 
 def _parse_ftp(scheme: str, rest: str, fragment: str | None) -> URL:
@@ -581,37 +1024,31 @@ def _parse_ftp(scheme: str, rest: str, fragment: str | None) -> URL:
     user, password, host, port = _parse_login(scheme, login, userinfo=True)
     typecode = None
     if path is None:
-        cwd: tuple[str, ...] = ()
-        name = ""
+        path = ""
     else:
+        base = len(login) + 3  # where the url-path starts, after the "/"
         path = path[1:]
-        semicolon = path.rfind(";")
+        semicolon = path.find(";")
         if semicolon >= 0:
-            match = _TYPECODE.search(path, semicolon)
-            if match is not None:
-                code = match.group(1)
-                if len(code) != 1 or code not in "aidAID":
-                    raise URLError(
-                        f"typecode {_decode(code)!r} is not a, i or d",
-                        part="typecode",
-                        hint=";type=a (text), ;type=i (binary) or ;type=d (directory listing)",
-                    )
-                typecode = code.lower()
-                path = path[:semicolon]
-        segments = path.split("/")
-        name = _decode(segments.pop())
-        cwd = tuple(_decode(segment) for segment in segments) if segments else ()
-    return FtpURL(
-        scheme=scheme,
-        user=user,
-        password=password,
-        host=host,
-        port=_default(scheme, port),
-        cwd=cwd,
-        name=name,
-        typecode=typecode,
-        fragment=fragment,
-    )
+            spec = path[semicolon + 1 :]
+            if spec[:5].lower() != "type=":
+                raise URLError(
+                    "';' inside an FTP path must be encoded as %3B; only a final ';type=' may follow the name",
+                    part="path",
+                    position=base + semicolon,
+                    hint="encode ';' in file and directory names as %3B",
+                )
+            code = spec[5:]
+            if len(code) != 1 or code not in "aidAID":
+                raise URLError(
+                    f"typecode {code!r} is not a, i or d",
+                    part="typecode",
+                    position=base + semicolon + 6,
+                    hint=";type=a (text), ;type=i (binary) or ;type=d (directory listing), at the end of the URL",
+                )
+            typecode = code
+            path = path[:semicolon]
+    return _ftp(scheme, user, password, host, port, path, typecode, fragment)
 
 
 def _parse_http(scheme: str, rest: str, fragment: str | None) -> URL:
@@ -626,179 +1063,163 @@ def _parse_http(scheme: str, rest: str, fragment: str | None) -> URL:
             search = path[question + 1 :]
             path = path[:question]
         path = path[1:] if path.startswith("/") else path
-    return HttpURL(
-        scheme=scheme,
-        user=user,
-        password=password,
-        host=host,
-        port=_default(scheme, port),
-        path=path,
-        search=search,
-        fragment=fragment,
-    )
+    return _http(scheme, user, password, host, port, path, search, fragment)
 
 
 def _parse_gopher(scheme: str, rest: str, fragment: str | None) -> URL:
     login, path = _split_login(scheme, rest)
     _, _, host, port = _parse_login(scheme, login, userinfo=False)
-    gtype, selector, search, plus = "1", "", None, None
-    gopher_path = _decode(path[1:]) if path else ""
-    if gopher_path:
-        gtype = gopher_path[0]
-        if ord(gtype) < 0x21 or ord(gtype) == 0x7F:
-            raise URLError(
-                f"gopher type {gtype!r} is a control character",
-                part="gtype",
-                hint="the type is one printable character",
-            )
-        fields = gopher_path[1:].split("\t", 2)
-        selector = fields[0]
-        if len(fields) > 1:
-            search = fields[1]
-        if len(fields) > 2:
-            plus = fields[2]
-    return GopherURL(
-        scheme=scheme,
-        host=host,
-        port=_default(scheme, port),
-        gtype=gtype,
-        selector=selector,
-        search=search,
-        plus=plus,
-        fragment=fragment,
-    )
+    return _gopher(scheme, host, port, path[1:] if path else "", fragment, at=len(login) + 3)
 
 
 def _parse_news(scheme: str, rest: str, fragment: str | None) -> URL:
     host = None
     port = None
+    at = 0
     if rest.startswith("//"):
         login, path = _split_login(scheme, rest)
-        _, _, host, explicit = _parse_login(scheme, login, userinfo=False)
-        port = _default(scheme, explicit)
+        _, _, host, port = _parse_login(scheme, login, userinfo=False)
         rest = path[1:] if path else ""
+        at = len(login) + 3
     if not rest:
         raise URLError(
-            f"{scheme}: URL names no newsgroup or message-id", part="group", hint="news:comp.misc or news:id@host"
+            f"{scheme}: URL names no newsgroup or message-id",
+            part="group",
+            position=at,
+            hint="news:comp.misc, news:* or news:unique@host",
         )
     if "@" in rest:
-        message_id = _decode(rest)
-        if message_id.startswith("<") and message_id.endswith(">"):
-            message_id = message_id[1:-1]
-        return NewsURL(scheme=scheme, host=host, port=port, group=None, message_id=message_id, fragment=fragment)
+        return _news(scheme, host, port, None, rest, fragment)
     if rest != "*" and _NEWSGROUP.fullmatch(rest) is None:
         raise URLError(
             f"{rest!r} is neither a newsgroup name nor a message-id (which needs '@')",
             part="group",
+            position=at,
             hint="group names start with a letter and hold letters, digits, '-', '.', '+', '_'",
         )
-    return NewsURL(scheme=scheme, host=host, port=port, group=rest, message_id=None, fragment=fragment)
+    return _news(scheme, host, port, rest, None, fragment)
 
 
 def _parse_nntp(scheme: str, rest: str, fragment: str | None) -> URL:
     login, path = _split_login(scheme, rest)
     _, _, host, port = _parse_login(scheme, login, userinfo=False)
+    at = len(login) + 3
     parts = path[1:].split("/") if path else [""]
     group = parts[0]
     if not group:
-        raise URLError("nntp: URLs need a newsgroup: nntp://host/group[/article]", part="group")
-    if _NEWSGROUP.fullmatch(group) is None:
-        raise URLError(f"{_decode(group)!r} is not a newsgroup name", part="group")
-    article = None
-    if len(parts) > 2 or (len(parts) == 2 and parts[1] and _DIGITS.fullmatch(parts[1]) is None):
         raise URLError(
-            f"article number {'/'.join(parts[1:])!r} is not digits", part="article", hint="nntp://host/group/123"
+            f"{scheme}: URLs need a newsgroup", part="group", position=at, hint=f"{scheme}://host/group[/article]"
         )
-    if len(parts) == 2 and parts[1]:
-        article = int(parts[1])
-    return NntpURL(
-        scheme=scheme, host=host, port=_default(scheme, port), group=group, article=article, fragment=fragment
-    )
+    if _NEWSGROUP.fullmatch(group) is None:
+        raise URLError(
+            f"{group!r} is not a newsgroup name",
+            part="group",
+            position=at,
+            hint="group names start with a letter and hold letters, digits, '-', '.', '+', '_'",
+        )
+    article = None
+    if len(parts) > 1:
+        number = "/".join(parts[1:])
+        if len(parts) > 2 or (number and _DIGITS.fullmatch(number) is None):
+            raise URLError(
+                f"article number {number!r} is not digits",
+                part="article",
+                position=at + len(group) + 1,
+                hint=f"{scheme}://host/group/123",
+            )
+        if number:
+            article = _article(number, at + len(group) + 1)
+    return _nntp(scheme, host, port, group, article, fragment)
 
 
 def _parse_telnet(scheme: str, rest: str, fragment: str | None) -> URL:
     login, path = _split_login(scheme, rest)
-    if path not in (None, "/"):
-        raise URLError("telnet: URLs end after host:port (an optional '/')", part="path")
     user, password, host, port = _parse_login(scheme, login, userinfo=True)
-    return TelnetURL(
-        scheme=scheme, user=user, password=password, host=host, port=_default(scheme, port), fragment=fragment
-    )
+    if path not in (None, "/"):
+        raise URLError(
+            "telnet: URLs end after host:port (an optional '/')",
+            part="path",
+            position=len(login) + 3,
+            hint="telnet://user:password@host:port/",
+        )
+    return _telnet(scheme, user, password, host, port, fragment)
 
 
 def _parse_wais(scheme: str, rest: str, fragment: str | None) -> URL:
     login, path = _split_login(scheme, rest, "/?")
     _, _, host, port = _parse_login(scheme, login, userinfo=False)
+    at = len(login) + 3
     if not path or path == "/":
-        raise URLError("wais: URLs need a database: wais://host/database", part="database")
-    path = path[1:] if path.startswith("/") else path
+        raise URLError(
+            "wais: URLs need a database", part="database", position=at - 1, hint="wais://host/database[?search]"
+        )
+    if path.startswith("?"):
+        raise URLError("the wais database name is empty", part="database", position=at - 1)
+    path = path[1:]
     search = wtype = wpath = None
     question = path.find("?")
     slash = path.find("/")
     if question >= 0 and (slash < 0 or question < slash):
-        search = _decode(path[question + 1 :].replace("+", " "))
+        search = path[question + 1 :]
         database = path[:question]
     elif slash >= 0:
         database = path[:slash]
         second = path.find("/", slash + 1)
         if second < 0:
-            raise URLError("wais: document URLs are /database/wtype/wpath", part="wpath")
-        wtype = _decode(path[slash + 1 : second])
+            raise URLError(
+                "wais: document URLs are /database/wtype/wpath",
+                part="wpath",
+                position=at + len(path),
+                hint="wais://host/database/wtype/wpath",
+            )
+        wtype = path[slash + 1 : second]
         wpath = path[second + 1 :]
     else:
         database = path
     if not database:
-        raise URLError("the wais database name is empty", part="database")
-    return WaisURL(
-        scheme=scheme,
-        host=host,
-        port=_default(scheme, port),
-        database=_decode(database),
-        search=search,
-        wtype=wtype,
-        wpath=wpath,
-        fragment=fragment,
-    )
+        raise URLError("the wais database name is empty", part="database", position=at)
+    return _wais(scheme, host, port, database, search, wtype, wpath, fragment)
 
 
 def _parse_file(scheme: str, rest: str, fragment: str | None) -> URL:
     if rest.startswith("//"):
         login, path = _split_login(scheme, rest)
-        host, port = _parse_hostport(scheme, login, host_required=False)
+        if "@" in login:
+            raise URLError("file: URLs take no user name or password", part="user", position=2)
+        host, port = _parse_hostport(login, 2, host_required=False)
         if port is not None:
-            raise URLError("file: URLs take no port", part="port")
+            raise URLError("file: URLs take no port", part="port", position=2 + login.rfind(":") + 1)
         path = path[1:] if path else ""
     elif rest.startswith("/"):
         host, path = "", rest[1:]  # file:/path, a common shorthand for file:///path
     else:
-        raise URLError("file: URLs are file://host/path or file:///path", part="path")
-    return FileURL(scheme=scheme, host=host, path=_decode(path), fragment=fragment)
+        raise URLError(
+            "file: URLs are file://host/path or file:///path", part="path", position=0, hint="file:///absolute/path"
+        )
+    return _file(scheme, host, path, fragment)
 
 
 def _parse_prospero(scheme: str, rest: str, fragment: str | None) -> URL:
     login, path = _split_login(scheme, rest)
     _, _, host, port = _parse_login(scheme, login, userinfo=False)
     pieces = path[1:].split(";") if path else [""]
-    fields: dict[str, str] = {}
+    at = len(login) + 3 + len(pieces[0])
     for spec in pieces[1:]:
-        equals = spec.find("=")
-        if equals <= 0:
-            raise URLError(f"prospero field {_decode(spec)!r} is not name=value", part="field")
-        fields[_decode(spec[:equals])] = _decode(spec[equals + 1 :])
-    return ProsperoURL(
-        scheme=scheme,
-        host=host,
-        port=_default(scheme, port),
-        hsoname=_decode(pieces[0]),
-        fields=fields,
-        fragment=fragment,
-    )
+        if spec.find("=") <= 0:
+            raise URLError(
+                f"prospero field {spec!r} is not name=value",
+                part="field",
+                position=at + 1,
+                hint="fields are ;name=value after the hsoname; encode a ';' in the hsoname as %3B",
+            )
+        at += len(spec) + 1
+    return _prospero(scheme, host, port, pieces[0], pieces[1:], fragment)
 
 
 def _parse_mailto(scheme: str, rest: str, fragment: str | None) -> URL:
     if not rest:
-        raise URLError("mailto: URL has no address", part="address")
-    return MailtoURL(scheme=scheme, address=_decode(rest), fragment=fragment)
+        raise URLError("mailto: URL has no address", part="address", position=0, hint="mailto:user@host")
+    return _mailto(scheme, rest, fragment)
 
 
 def _parse_generic(scheme: str, rest: str, fragment: str | None) -> URL:
@@ -807,12 +1228,14 @@ def _parse_generic(scheme: str, rest: str, fragment: str | None) -> URL:
     if rest.startswith("//"):
         login, path = _split_login(scheme, rest)
         user, password, host, port = _parse_login(scheme, login, userinfo=True, host_required=False)
+        user = None if user is None else _decode(user)
+        password = None if password is None else _decode(password)
     return GenericURL(
         scheme=scheme, schemepart=rest, user=user, password=password, host=host, port=port, path=path, fragment=fragment
     )
 
 
-_PARSERS = {
+_PARSERS: dict[str, Callable[[str, str, str | None], URL]] = {
     "ftp": _parse_ftp,
     "ftps": _parse_ftp,
     "http": _parse_http,
@@ -835,9 +1258,9 @@ _PARSERS = {
 # Relative URLs (RFC 1808 §4, the W3C notes' "partial form")
 
 
-def _split_generic(text: str) -> tuple[str | None, str | None, str, str | None, str | None]:
-    """scheme, net_loc, path, query, fragment of RFC 1808 §2.4 (path keeps params)."""
-    fragment = query = scheme = netloc = None
+def _split_relative(text: str) -> tuple[str | None, str | None, str, str | None, str | None, str | None]:
+    """scheme, net_loc, path, params, query, fragment of RFC 1808 §2.4."""
+    fragment = query = params = scheme = netloc = None
     hash_at = text.find("#")
     if hash_at >= 0:
         text, fragment = text[:hash_at], text[hash_at + 1 :]
@@ -851,26 +1274,29 @@ def _split_generic(text: str) -> tuple[str | None, str | None, str, str | None, 
     question = text.find("?")
     if question >= 0:
         text, query = text[:question], text[question + 1 :]
-    return scheme, netloc, text, query, fragment
+    semicolon = text.find(";")
+    if semicolon >= 0:
+        text, params = text[:semicolon], text[semicolon + 1 :]
+    return scheme, netloc, text, params, query, fragment
 
 
 def _remove_dot_segments(path: str) -> str:
+    """RFC 1808 §4 step 6 on a path without its leading "/".
+
+    A ".." with nothing left to remove stays (RFC 1808 §5.2: `../../../g`
+    against `http://a/b/c/d;p?q` is `http://a/../g`).
+    """
     segments = path.split("/")
+    last = len(segments) - 1
     output: list[str] = []
     for index, segment in enumerate(segments):
-        last = index == len(segments) - 1
         if segment == ".":
-            if last:
+            if index == last:
                 output.append("")
             continue
-        if segment == ".." and output and output[-1] not in ("", ".."):
+        if segment == ".." and output and output[-1] != "..":
             output.pop()
-            if last:
-                output.append("")
-            continue
-        if segment == ".." and output == [""]:
-            # Above the root: RFC 1808 leaves it; browsers drop it.  Drop it.
-            if last:
+            if index == last:
                 output.append("")
             continue
         output.append(segment)
@@ -878,30 +1304,44 @@ def _remove_dot_segments(path: str) -> str:
 
 
 def join(base: URL | str, reference: str) -> URL:
-    """Resolve a partial URL against a base (RFC 1808 §4), then parse it."""
-    base_text = str(base)
-    reference = unwrap(reference) if reference[:1] in " <" or reference[:4].upper() == "URL:" else reference
+    """Resolve a partial (relative) URL against a base, as RFC 1808 §4 says, and parse it.
+
+    A reference with its own scheme is absolute.  The result is parsed, so a
+    resolution that yields no valid URL of its scheme (RFC 1808's `http:g`)
+    raises `URLError`.
+    """
+    base_text = str(parse_url(base) if isinstance(base, str) else base)
+    if reference[:1] in ("<", " ") or reference[-1:] == " " or reference[:4].upper() == "URL:":
+        reference = unwrap(reference)
     if not reference:
         return parse_url(base_text)
-    r_scheme, r_netloc, r_path, r_query, r_fragment = _split_generic(reference)
+    r_scheme, r_netloc, r_path, r_params, r_query, r_fragment = _split_relative(reference)
     if r_scheme is not None:
         return parse_url(reference)
-    b_scheme, b_netloc, b_path, b_query, _ = _split_generic(base_text)
-    scheme, netloc, path, query = b_scheme, r_netloc, r_path, r_query
-    if r_netloc is None:
+    b_scheme, b_netloc, b_path, b_params, b_query, _ = _split_relative(base_text)
+    netloc, path, params, query = r_netloc, r_path, r_params, r_query
+    if netloc is None:
         netloc = b_netloc
-        if not r_path.startswith("/"):
-            if not r_path:
-                path = b_path
-                if r_query is None:
+        if not path:
+            path = b_path
+            if params is None:
+                params = b_params
+                if query is None:
                     query = b_query
+        elif not path.startswith("/"):
+            directory = b_path[: b_path.rfind("/") + 1]
+            if directory.startswith("/"):
+                path = "/" + _remove_dot_segments(directory[1:] + path)
+            elif netloc is not None:
+                path = "/" + _remove_dot_segments(path)
             else:
-                directory = b_path[: b_path.rfind("/") + 1] if "/" in b_path else "/"
-                path = _remove_dot_segments(directory + r_path)
-    text = f"{scheme}:"
+                path = _remove_dot_segments(directory + path)
+    text = f"{b_scheme}:"
     if netloc is not None:
         text += "//" + netloc
     text += path
+    if params is not None:
+        text += ";" + params
     if query is not None:
         text += "?" + query
     if r_fragment is not None:
