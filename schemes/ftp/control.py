@@ -211,8 +211,13 @@ class Control:
         self.moved = False
 
     async def change_directory(self, segment: str) -> Reply:
-        self.moved = True
-        return await self.command("CWD", segment)
+        # Before the reply is known the directory is uncertain; a refusal
+        # (4xx/5xx) means the server stayed where it was.
+        moved, self.moved = self.moved, True
+        reply = await self.command("CWD", segment)
+        if not reply.ok:
+            self.moved = moved
+        return reply
 
     # -- data connections ------------------------------------------------------
 

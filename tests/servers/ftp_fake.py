@@ -33,6 +33,11 @@ class Faults:
     account: str | None = None
     #: RETR sends this many bytes, then resets the data connection and answers 426.
     reset_after: int | None = None
+    #: How many RETRs reset_after cuts (None: all of them).
+    reset_times: int | None = None
+    #: Cut with a TCP reset (RST; the client may lose what it had not read yet)
+    #: instead of a plain close (FIN; the client gets exactly reset_after bytes).
+    reset_hard: bool = True
     #: RETR sends this many bytes, then closes the data connection and answers 226.
     truncate_after: int | None = None
     #: RETR sends this many bytes and then nothing, holding the connection open.
@@ -320,10 +325,13 @@ class _Session:
         stream = await self._secure(stream)
         data = data[start:]
         faults = self.faults
-        if faults.reset_after is not None:
+        if faults.reset_after is not None and faults.reset_times != 0:
+            if faults.reset_times is not None:
+                faults.reset_times -= 1
             await stream.send_all(data[: faults.reset_after])
             sock = getattr(stream, "socket", None)
-            if sock is not None:
+            if sock is not None and faults.reset_hard:
+                await trio.sleep(0.05)  # usually lets the client read first; tests allow for losses
                 import socket
                 import struct
 
