@@ -2,7 +2,7 @@
 
 `wire` holds the header and the encoding primitives, `apdu` the requests
 (Init, Search with type-3 search information or a type-1 retrieval query)
-and InitResponse, `response` the SearchResponse with its headers, texts and
+and InitResponse, `query` the type-1 retrieval query, `response` the SearchResponse with its headers, texts and
 diagnostics, `docid` the DocID and its URL form.  No I/O anywhere.
 """
 
@@ -16,21 +16,16 @@ from .apdu import (
     SEARCH_RESPONSE,
     Init,
     InitResponse,
-    Operator,
     Options,
-    QueryItem,
     RelevantDocument,
-    Retrieval,
     Search,
     SearchInfo,
-    Term,
-    parse_retrievals,
     pdu_type,
-    retrieval_query,
     retrieval_search,
     word_search,
 )
 from .docid import DocID, docid_from_string, docid_to_string, freewais_docid, media_type, split_wpath
+from .query import Operator, QueryItem, Retrieval, Term, parse_retrievals, retrieval_query
 from .response import Diagnostic, DocumentHeader, DocumentText, SearchResponse
 from .wire import (
     HEADER_SIZE,
