@@ -358,8 +358,10 @@ def test_ask_fields_and_answers() -> None:
     assert ask.check_answer(fields[5], "GREEN") == ["green"]
     assert ask.check_answer(fields[5], "1") == ["red"]
     assert ask.check_answer(fields[6], "no") == ["0"]
-    assert ask.given_for(1, fields[2], {"name": "Bob"}) == "Bob"
-    assert ask.given_for(1, fields[2], {"1": "Ann"}) == "Ann"
+    assert ask.match_given(fields, {"name": "Bob", "3": "x", "Choose: C?": "red"}) == {1: "Bob", 3: "x", 4: "red"}
+    for unknown in ({"colour": "red"}, {"s": "x"}, {"99": "x"}):
+        with pytest.raises(UsageError, match="matches"):
+            ask.match_given(fields, unknown)
     assert ask.form_plus(["Bob", "red"]) == "+\t1\r\n+-1\r\nBob\r\nred\r\n.\r\n"
     for bad in (".", "a\rb", "a\x00"):
         with pytest.raises(UsageError):

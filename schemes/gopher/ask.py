@@ -79,15 +79,32 @@ def _key(text: str) -> str:
     return text.strip().rstrip("?:").strip().lower()
 
 
-def given_for(number: int, item: AskField, given: Mapping[str, str]) -> str | None:
-    """The answer a user gave for a field: by its number (1-based) or by its prompt text."""
-    if str(number) in given:
-        return given[str(number)]
-    wanted = _key(item.label)
+def match_given(fields: list[AskField], given: Mapping[str, str]) -> dict[int, str]:
+    """Which answerable field (numbered from 1) each --form NAME=VALUE fills.
+
+    NAME is the field's number, its prompt, or a word of the prompt that
+    no other field shares; a NAME that fills nothing is an error, so a typo
+    is never silently replaced by a default.
+    """
+    numbered = [item for item in fields if item.answerable]
+    chosen: dict[int, str] = {}
     for name, value in given.items():
-        if _key(name) == wanted:
-            return value
-    return None
+        kind, sep, rest = name.partition(":")
+        key = _key(rest if sep and kind.strip().lower() in KINDS else name)
+        if key.isascii() and key.isdigit() and 1 <= int(key) <= len(numbered):
+            chosen[int(key)] = value
+            continue
+        exact = [n for n, item in enumerate(numbered, 1) if _key(item.label) == key]
+        partial = [n for n, item in enumerate(numbered, 1) if key and key in item.label.lower()]
+        found = exact or partial
+        if len(found) != 1:
+            what = "no field" if not found else "several fields"
+            raise UsageError(
+                f"--form {escape(name)}=... matches {what} of the form",
+                hint="name a field by its number or its prompt (fetch the URL without --form to see them)",
+            )
+        chosen[found[0]] = value
+    return chosen
 
 
 def check_answer(item: AskField, value: str) -> list[str]:

@@ -175,8 +175,8 @@ class Retrieval:
             words = await self.session.ask("Search for: ", secret=False)
         if words is None:
             raise UsageError(
-                f"{url} is a search (gopher type 7) and no search words were given",
-                hint="pass --query WORDS, or add %09WORDS to the URL (library: Client(query=...))",
+                f"{url} is a search (gopher type 7) and no search words were given: pass --query WORDS",
+                hint="or add %09WORDS to the URL (library: Client(query=...))",
                 url=str(url),
             )
         if "\t" in words:
@@ -400,6 +400,7 @@ class Retrieval:
     async def _form(self, url: GopherURL) -> Resource:
         fields = await self._fetch_form(url)
         given = self.settings.form
+        by_number = forms.match_given(fields, given)
         answers: list[str] = []
         missing: list[str] = []
         asked = False
@@ -408,7 +409,7 @@ class Retrieval:
             if not item.answerable:
                 continue
             number += 1
-            value = forms.given_for(number, item, given)
+            value = by_number.get(number)
             if value is None and not given:
                 value = await self.session.ask(f"{item.describe()}: ", secret=item.kind == "AskP")
                 asked = asked or value is not None
