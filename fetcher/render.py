@@ -21,8 +21,37 @@ def _size(size: int | None) -> str:
     return str(size)  # pragma: no cover
 
 
+def gopher_menu(entries: list[Entry]) -> str:
+    """A Gopher client's menu view: a type tag, the display string, where foreign links lead."""
+    tags = {"text": "TXT", "menu": "DIR", "search": "?", "html": "HTML", "telnet": "TEL", "tn3270": "TEL",
+            "error": "ERR", "cso": "CSO", "gif": "IMG", "image": "IMG", "png": "IMG", "sound": "SND"}  # fmt: skip
+    lines = []
+    for entry in entries:
+        if entry.type == "info":
+            lines.append(" " * 8 + escape(entry.name))
+            continue
+        tag = "(" + tags.get(entry.type, "BIN") + ")"
+        line = f"{tag:<8}{escape(entry.name)}"
+        extra = entry.extra
+        if entry.url and (extra.get("link") or extra.get("gopher_type") in ("8", "T")):
+            line += f"  -> {escape(entry.url)}"
+        elif extra.get("foreign"):
+            line += f"  [{escape(str(extra.get('host')))}:{extra.get('port')}]"
+        if extra.get("gopher_plus") == "?":
+            line += "  <form>"
+        if extra.get("problem") and extra["problem"] != entry.name:
+            line += f"  ({escape(str(extra['problem']))})"
+        if extra.get("refused"):
+            line += f"  (refused: {escape(str(extra['refused']))})"
+        lines.append(line.rstrip())
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
 def listing_table(entries: Iterable[Entry]) -> str:
     """An aligned table: type, size, name, description; info rows as plain text."""
+    entries = list(entries)
+    if entries and all("gopher_type" in entry.extra for entry in entries):
+        return gopher_menu(entries)
     rows: list[tuple[str, str, str, str] | str] = []
     for entry in entries:
         if entry.type == "info":
@@ -58,7 +87,8 @@ def listing_links(entries: Iterable[Entry]) -> str:
 def advisory_text(advisory: Advisory) -> str:
     lines = [escape(advisory.title), escape(advisory.text, keep_newlines=True)]
     for name, value in advisory.fields.items():
-        if value is not None:
+        # Structured fields (lists, dicts) are for --json; the text already says them readably.
+        if value is not None and not isinstance(value, list | dict):
             lines.append(f"  {escape(str(name))}: {escape(str(value))}")
     return "\n".join(line for line in lines if line) + "\n"
 
