@@ -81,7 +81,11 @@ class PyFtpd:
         Recording.use_sendfile = True
         if tls is not None:
             Recording.certfile, Recording.keyfile = tls
-        self.server = FTPServer(("127.0.0.1", 0), Recording)
+        from pyftpdlib.ioloop import IOLoop
+
+        # A private IOLoop: the default is a process-wide singleton, and
+        # close_all() on it would close every other instance's sockets too.
+        self.server = FTPServer(("127.0.0.1", 0), Recording, ioloop=IOLoop())
         self.port: int = self.server.socket.getsockname()[1]
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"timeout": 0.05}, daemon=True)
 
