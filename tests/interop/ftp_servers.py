@@ -137,6 +137,12 @@ def _ensure_user(home: Path) -> None:
             check=True,
             capture_output=True,
         )
+    else:
+        # vsftpd enters the passwd home before local_root ("500 OOPS: cannot
+        # change directory" if it is gone, e.g. a previous run's state dir).
+        fields = found.stdout.decode().strip().split(":")
+        if len(fields) < 6 or not os.path.isdir(fields[5]):
+            subprocess.run(["usermod", "--home", str(home), USER], check=True, capture_output=True)
     subprocess.run(["chpasswd"], input=f"{USER}:{PASSWORD}\n".encode(), check=True, capture_output=True)
 
 
