@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 import trio
 
-from fetcher import Client
+from fetcher.client import Client
 from fetcher.errors import AuthError, NotFound, ProtocolError, Timeout, UnsafeURL
 from tests.conftest import run_fetch
 from tests.servers.prospero import Directory, Faults, Forward, Link, Object, ProsperoServer, ftp_server, serve_prospero
 
 HELLO = b"hello over prospero and ftp\n"
 TEXT = b"".join(b"line %05d of the prospero contents, it's quoted\n" % n for n in range(1500))  # 73500 octets
-FAST = {"prospero_timeout": 0.05, "prospero_retries": 6}
+FAST: dict[str, Any] = {"prospero_timeout": 0.05, "prospero_retries": 6}
 
 
 @pytest.fixture

@@ -41,6 +41,9 @@ async def resolve(host: str, port: int) -> tuple[int, tuple[str, int] | tuple[st
         ) from None
     if not infos:
         raise ConnectError(f"cannot resolve {host}: no address", hint="check the host name in the URL")
+    # Prospero servers are IPv4 hosts; a name with both kinds of address
+    # ("localhost") must not send us to a ::1 nobody listens on over UDP.
+    infos.sort(key=lambda info: info[0] != socket.AF_INET)
     family, _, _, _, address = infos[0]
     return family, address  # type: ignore[return-value]
 

@@ -334,7 +334,7 @@ def ftp_server(root: Path) -> Iterator[int]:
     from pyftpdlib.handlers import FTPHandler
     from pyftpdlib.servers import FTPServer
 
-    class Handler(FTPHandler):
+    class Handler(FTPHandler):  # type: ignore[misc]
         pass
 
     authorizer = DummyAuthorizer()
