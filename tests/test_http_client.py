@@ -535,3 +535,30 @@ async def test_static_helper_sanity(server: HTTPTestServer) -> None:
     async with Client() as client:
         fetched = await client.fetch(server.url("/x"))
     assert (fetched.content, fetched.content_type) == (b"abc", "application/x-test")
+
+
+async def test_large_bodies_keep_the_connection_alive(server: HTTPTestServer) -> None:
+    big = bytes(range(256)) * (12 << 10)  # 3 MiB: read past h11, straight from the socket
+    server.add("/big", big)
+    async with Client() as client:
+        for _ in range(2):
+            assert (await client.fetch(server.url("/big"))).content == big
+            assert (await client.fetch(server.url("/hello.txt"))).content == HELLO
+    assert server.connections == 1
+    assert len(server.requests) == 4
+
+
+async def test_large_body_cut_short_is_an_error(server: HTTPTestServer, tmp_path: Path) -> None:
+    @server.route("/cut")
+    async def cut(request: Received, exchange: Exchange) -> None:
+        await exchange.send(b"HTTP/1.1 200 OK\r\nContent-Length: 5000000\r\n\r\n")
+        for _ in range(20):
+            await exchange.send(b"c" * 100_000)
+        await exchange.close()
+
+    target = tmp_path / "cut.bin"
+    code, _, err = await cli("-o", str(target), server.url("/cut"))
+    assert code == 7
+    assert "closed the connection before the end of the body" in err
+    assert not target.exists()
+    assert (tmp_path / "cut.bin.part").stat().st_size == 2_000_000

@@ -23,6 +23,26 @@ trace = logging.getLogger("fetcher.trace")
 
 #: Largest response head accepted (status line plus headers).
 MAX_HEAD = 64 * 1024
+#: Largest read of a Content-Length body (fewer, larger reads for big files).
+BODY_RECEIVE = 1 << 20
+
+
+def _framing(response: h11.Response) -> tuple[int | None, bool]:
+    """(Content-Length when it alone frames the body, whether the connection stays open)."""
+    lengths = set()
+    keep_alive = response.http_version == b"1.1"
+    for name, value in response.headers:
+        if name == b"transfer-encoding":
+            return None, keep_alive
+        if name == b"content-length":
+            lengths.add(value)
+        if name == b"connection" and b"close" in value.lower():
+            keep_alive = False
+    status = response.status_code
+    if len(lengths) != 1 or status < 200 or status in (204, 304):
+        return None, keep_alive
+    text = lengths.pop()
+    return (int(text) if text.isdigit() else None), keep_alive
 
 
 class HTTPConnection:
@@ -38,12 +58,19 @@ class HTTPConnection:
         self.requests = 0
         self.eof = False
         self.head_received = False
+        #: Set when a Content-Length body was read past h11 (see `iter_body`):
+        #: whether the connection may carry another request.
+        self._bypassed: bool | None = None
+        self._length: int | None = None
+        self._keep_alive = False
 
     def __repr__(self) -> str:
         return f"<HTTPConnection {self.connection.host}:{self.connection.port} requests={self.requests}>"
 
     @property
     def reusable(self) -> bool:
+        if self._bypassed is not None:
+            return self._bypassed
         return self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE
 
     async def send_request(self, head: RequestHead) -> None:
@@ -105,6 +132,7 @@ class HTTPConnection:
                 self._trace_head(event)
             if isinstance(event, h11.Response):
                 self.head_received = True
+                self._length, self._keep_alive = _framing(event)
                 return event
             if isinstance(event, h11.ConnectionClosed):
                 raise ProtocolError(
@@ -121,7 +149,18 @@ class HTTPConnection:
             trace.debug("< %s", escape(f"{name.decode('latin-1')}: {value.decode('latin-1')}"))
 
     async def iter_body(self) -> AsyncIterator[bytes]:
-        """The response body as it arrives, until h11 says the message ended."""
+        """The response body as it arrives, until the message ended.
+
+        A body framed by Content-Length alone is read straight from the
+        socket once h11's buffer is drained: h11 would copy every byte twice
+        more, which costs a quarter of the time of a large download.  h11
+        has framed the head and decided the length; the next request on
+        this connection starts with a fresh h11 state machine.
+        """
+        if self._length is not None:
+            async for data in self._counted_body(self._length):
+                yield data
+            return
         while True:
             event = await self.next_event()
             if isinstance(event, h11.Data):
@@ -129,7 +168,44 @@ class HTTPConnection:
             elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
                 return
 
+    async def _counted_body(self, length: int) -> AsyncIterator[bytes]:
+        remaining = length
+        while remaining > 0:
+            try:
+                event = self.h11.next_event()
+            except h11.RemoteProtocolError as error:
+                raise self._bad_reply(error) from None
+            if event is h11.NEED_DATA:
+                break
+            if isinstance(event, h11.Data):
+                remaining -= len(event.data)
+                yield bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                return
+        if remaining <= 0:
+            # The whole body was in h11's buffer: let h11 see its end as usual.
+            while not isinstance(await self.next_event(), h11.EndOfMessage):
+                pass
+            return
+        self._bypassed = False
+        while remaining > 0:
+            data = await self.connection.receive_some(min(remaining, BODY_RECEIVE))
+            if not data:
+                raise ProtocolError(
+                    f"{self.connection.host}:{self.connection.port} closed the connection before the end of the body",
+                    hint="run again with -C/--continue to resume",
+                )
+            self.received += len(data)
+            remaining -= len(data)
+            yield data
+        if self._keep_alive:
+            self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+            self._bypassed = True
+
     def start_next_cycle(self) -> None:
+        if self._bypassed is not None:
+            self._bypassed = None
+            return
         self.h11.start_next_cycle()
 
     @property

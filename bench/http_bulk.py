@@ -1,0 +1,116 @@
+"""Many small files from a private loopback nginx: `fetch -i LIST -d DIR` against `curl --parallel`.
+
+    python bench/http_bulk.py [--count 2000] [--size 4096] [--jobs 8] [--runs 5] [--report DIR]
+
+Issue 4's goal: at most 1.0 x curl's median wall time.  Both tools get the
+same list of URLs and the same number of simultaneous transfers (`--jobs`,
+also used as fetcher's --per-host since all URLs share one host; curl's
+--parallel-max); both reuse connections.  A second curl row runs with
+curl's default of 50 parallel transfers.  Output directories are on tmpfs
+and emptied before every run; runs alternate after one warm-up round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import Figure, alternate, fetch_command, markdown, write_report
+from tests.interop.content import public_tempdir, remove_tree
+from tests.interop.nginx_server import find_nginx, run_nginx
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--report", type=Path)
+    args = parser.parse_args()
+    nginx = find_nginx()
+    if nginx is None:
+        sys.exit("nginx is not installed (apt-get install nginx-light)")
+    content = public_tempdir("fetcher-bench-bulk-")
+    shm = Path("/dev/shm")
+    work = Path(tempfile.mkdtemp(prefix="fetcher-bench-bulk-out-", dir=shm if shm.is_dir() else None))
+    try:
+        files = content / "files"
+        files.mkdir()
+        for index in range(args.count):
+            (files / f"f{index:05d}.bin").write_bytes(os.urandom(args.size))
+        outputs = {tool: work / tool for tool in ("fetcher", "curl", "curl-50")}
+        with run_nginx(content, nginx=nginx) as server:
+            urls = [server.url(f"/files/f{index:05d}.bin") for index in range(args.count)]
+            url_list = work / "urls.txt"
+            url_list.write_text("\n".join(urls) + "\n")
+            curl_config = work / "curl.cfg"
+            curl_config.write_text(
+                "".join(f'url = "{url}"\noutput = "f{index:05d}.bin"\n' for index, url in enumerate(urls))
+            )
+            os.environ.update({"http_proxy": "", "no_proxy": "*"})
+            jobs = str(args.jobs)
+            commands = {
+                "fetcher": [
+                    *fetch_command(),
+                    "-i",
+                    str(url_list),
+                    "-d",
+                    str(outputs["fetcher"]),
+                    "-j",
+                    jobs,
+                    "--per-host",
+                    jobs,
+                    "--no-progress",
+                ],
+                "curl": [
+                    "curl",
+                    "-sS",
+                    "--fail",
+                    "--parallel",
+                    "--parallel-max",
+                    jobs,
+                    "--output-dir",
+                    str(outputs["curl"]),
+                    "-K",
+                    str(curl_config),
+                ],
+                "curl-50": [
+                    "curl",
+                    "-sS",
+                    "--fail",
+                    "--parallel",
+                    "--output-dir",
+                    str(outputs["curl-50"]),
+                    "-K",
+                    str(curl_config),
+                ],
+            }
+
+            def clean(tool: str) -> None:
+                shutil.rmtree(outputs[tool], ignore_errors=True)
+                outputs[tool].mkdir()
+
+            figure = Figure(f"http_bulk ({args.count} x {args.size} B, {args.jobs} at once)", "<= 1.0 x curl")
+            alternate(figure, commands, runs=args.runs, before_each=clean)
+            for tool, directory in outputs.items():
+                got = len(list(directory.iterdir()))
+                if got != args.count:
+                    figure.notes.append(f"{tool} left {got} of {args.count} files")
+    finally:
+        remove_tree(content)
+        remove_tree(work)
+    print(markdown([figure]))
+    if args.report is not None:
+        write_report([figure], args.report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
