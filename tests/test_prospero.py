@@ -276,3 +276,26 @@ async def test_please_wait_extends_the_deadline(ftp_port: int) -> None:
         async with Client(prospero_timeout=0.05, prospero_retries=1) as client:
             result = await client.fetch(f"prospero://127.0.0.1:{server.port}//pub")
     assert [e.name for e in result.entries][:2] == ["hello.txt", "docs"]
+
+
+async def test_resolution_to_gopher_delivers_the_bytes(nursery: trio.Nursery) -> None:
+    """GOPHER is outside the redirect policy (http, https, ftp) but a Prospero resolution may use it."""
+    selectors: list[bytes] = []
+
+    async def gopher(stream: trio.SocketStream) -> None:
+        data = b""
+        while not data.endswith(b"\r\n"):
+            data += await stream.receive_some(1024)
+        selectors.append(data)
+        await stream.send_all(b"text from gopher\r\n.\r\n")
+        await stream.aclose()
+
+    listeners = await nursery.start(functools.partial(trio.serve_tcp, gopher, 0, host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    method = ["GOPHER", "INTERNET-D", f"127.0.0.1({port})", "ASCII", "0/a file"]
+    async with serve_prospero({"/g": Object([method])}) as server:
+        async with Client(**FAST) as client:
+            result = await client.fetch(f"prospero://127.0.0.1:{server.port}//g")
+    assert str(result.url) == f"gopher://127.0.0.1:{port}/00/a%20file"
+    assert result.content.replace(b"\r\n", b"\n") == b"text from gopher\n"
+    assert selectors == [b"0/a file\r\n"]

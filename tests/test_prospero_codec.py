@@ -463,6 +463,14 @@ def test_fuzz_packet_decoder(data: bytes) -> None:
     except ardp.PacketError:
         return
     assert 0 <= packet.header_length <= 63 and packet.header_length <= len(data)
+    receiver = ardp.Receiver(packet.cid or 1, b"q")
+    receiver.start(0.0)
+    try:
+        receiver.receive(packet, 1.0)
+    except (ProtocolError, ConnectError):
+        return
+    receiver.take()
+    receiver.acks()
 
 
 @given(
