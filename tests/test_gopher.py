@@ -372,3 +372,17 @@ async def test_max_size_also_bounds_menus() -> None:
     async with serving(GopherServer()) as server, Client(max_size=10_000) as client:
         with pytest.raises(TooLarge):
             await client.fetch(base(server) + "/1/big-menu")
+
+
+async def test_search_words_are_asked_on_a_terminal() -> None:
+    asked: list[str] = []
+
+    def prompt(text: str, secret: bool) -> str | None:
+        asked.append(text)
+        return "foo bar"
+
+    async with serving(GopherServer()) as server, Client(prompt=prompt) as client:
+        fetched = await client.fetch(base(server) + "/7/search")
+    assert asked == ["Search for: "]
+    assert server.raw_requests == [b"/search\tfoo bar\r\n"]
+    assert fetched.entries[1].name == "hit"
