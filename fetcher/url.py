@@ -435,10 +435,19 @@ _FileBuilder = _builder(FileURL)
 _ProsperoBuilder = _builder(ProsperoURL)
 _MailtoBuilder = _builder(MailtoURL)
 
-# The constructors below take components as split from the URL text, still
-# percent-encoded, with the host already checked and lower-cased and the port
-# already a number (or None).  `at` is where the url-path starts in the text
-# after "scheme:", for error positions.
+# The constructors take the components exactly as the fast patterns' groups
+# give them: text cut from the URL, still percent-encoded; the host checked
+# but in any case; the port as checked digits (or None).  The careful route
+# calls them the same way once it has checked each piece.
+
+
+def _port(scheme: str, digits: str | None) -> int:
+    if digits is None:
+        return DEFAULT_PORTS[scheme]
+    port = int(digits)
+    if port > 65535:
+        raise URLError("port out of range", part="port")  # the careful route says it in full
+    return port
 
 
 def _ftp(
@@ -446,22 +455,27 @@ def _ftp(
     user: str | None,
     password: str | None,
     host: str,
-    port: int | None,
-    path: str,
+    port: str | None,
+    path: str | None,
     typecode: str | None,
     fragment: str | None,
 ) -> URL:
-    segments = path.split("/")
-    if "%" in path:
-        segments = [_decode(segment) for segment in segments]
+    """`path` is the url-path after the "/" (None when absent), without `;type=`."""
     url = _new(_FtpBuilder)
+    if path:
+        segments = path.split("/")
+        if "%" in path:
+            segments = [_decode(segment) for segment in segments]
+        url.name = segments.pop()
+        url.cwd = tuple(segments)
+    else:
+        url.name = ""
+        url.cwd = ()
     url.scheme = scheme
     url.user = user if user is None or "%" not in user else _decode(user)
     url.password = password if password is None or "%" not in password else _decode(password)
-    url.host = host
-    url.port = DEFAULT_PORTS[scheme] if port is None else port
-    url.name = segments.pop()
-    url.cwd = tuple(segments)
+    url.host = host.lower()
+    url.port = _port(scheme, port)
     url.typecode = None if typecode is None else typecode.lower()
     url.fragment = fragment
     url.__class__ = FtpURL
@@ -473,26 +487,29 @@ def _http(
     user: str | None,
     password: str | None,
     host: str,
-    port: int | None,
-    path: str,
+    port: str | None,
+    path: str | None,
     search: str | None,
     fragment: str | None,
 ) -> URL:
+    """`path` starts with its "/" (None when absent)."""
     url = _new(_HttpBuilder)
     url.scheme = scheme
     url.user = user if user is None or "%" not in user else _decode(user)
     url.password = password if password is None or "%" not in password else _decode(password)
-    url.host = host
-    url.port = DEFAULT_PORTS[scheme] if port is None else port
-    url.path = path
+    url.host = host.lower()
+    url.port = _port(scheme, port)
+    url.path = path[1:] if path else ""
     url.search = search
     url.fragment = fragment
     url.__class__ = HttpURL
     return url  # type: ignore[no-any-return]
 
 
-def _gopher(scheme: str, host: str, port: int | None, path: str, fragment: str | None, at: int = 0) -> URL:
-    gtype, selector, search, plus = "1", "", None, None
+def _gopher(scheme: str, host: str, port: str | None, path: str | None, fragment: str | None, at: int = 0) -> URL:
+    """`path` is the gopher-path after the "/"; `at` is where it starts, for errors."""
+    url = _new(_GopherBuilder)
+    url.search = url.plus = None
     if path:
         if "%" in path:
             path = _decode(path)
@@ -504,29 +521,33 @@ def _gopher(scheme: str, host: str, port: int | None, path: str, fragment: str |
                 position=at,
                 hint="the first character after 'host/' is the item type, such as 0, 1 or 7",
             )
+        url.gtype = gtype
         if "\t" in path:
             fields = path[1:].split("\t", 2)
-            selector = fields[0]
-            search = fields[1]
+            url.selector = fields[0]
+            url.search = fields[1]
             if len(fields) > 2:
-                plus = fields[2]
+                url.plus = fields[2]
         else:
-            selector = path[1:]
-    url = _new(_GopherBuilder)
+            url.selector = path[1:]
+    else:
+        url.gtype = "1"
+        url.selector = ""
     url.scheme = scheme
-    url.host = host
-    url.port = DEFAULT_PORTS[scheme] if port is None else port
-    url.gtype = gtype
-    url.selector = selector
-    url.search = search
-    url.plus = plus
+    url.host = host.lower()
+    url.port = _port(scheme, port)
     url.fragment = fragment
     url.__class__ = GopherURL
     return url  # type: ignore[no-any-return]
 
 
 def _news(
-    scheme: str, host: str | None, port: int | None, group: str | None, message_id: str | None, fragment: str | None
+    scheme: str,
+    group: str | None,
+    message_id: str | None,
+    fragment: str | None,
+    host: str | None = None,
+    port: str | None = None,
 ) -> URL:
     if message_id is not None:
         message_id = _decode(message_id)
@@ -534,8 +555,8 @@ def _news(
             message_id = message_id[1:-1]
     url = _new(_NewsBuilder)
     url.scheme = scheme
-    url.host = host
-    url.port = None if host is None else DEFAULT_PORTS[scheme] if port is None else port
+    url.host = None if host is None else host.lower()
+    url.port = None if host is None else _port(scheme, port)
     url.group = group
     url.message_id = message_id
     url.fragment = fragment
@@ -543,37 +564,28 @@ def _news(
     return url  # type: ignore[no-any-return]
 
 
-def _article(digits: str, at: int) -> int:
-    significant = digits.lstrip("0")
-    if len(significant) > 19 or int(significant or "0") > _MAX_ARTICLE:
-        shown = digits if len(digits) <= 24 else digits[:20] + "..."
-        raise URLError(
-            f"article number {shown} is too large", part="article", position=at, hint=f"at most {_MAX_ARTICLE}"
-        )
-    return int(significant or "0")
-
-
-def _nntp(scheme: str, host: str, port: int | None, group: str, article: int | None, fragment: str | None) -> URL:
+def _nntp(scheme: str, host: str, port: str | None, group: str, article: str | None, fragment: str | None) -> URL:
+    """`article` is checked digits of at most 19 significant figures (or None)."""
     url = _new(_NntpBuilder)
     url.scheme = scheme
-    url.host = host
-    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.host = host.lower()
+    url.port = _port(scheme, port)
     url.group = group
-    url.article = article
+    url.article = None if article is None else int(article)
     url.fragment = fragment
     url.__class__ = NntpURL
     return url  # type: ignore[no-any-return]
 
 
 def _telnet(
-    scheme: str, user: str | None, password: str | None, host: str, port: int | None, fragment: str | None
+    scheme: str, user: str | None, password: str | None, host: str, port: str | None, fragment: str | None
 ) -> URL:
     url = _new(_TelnetBuilder)
     url.scheme = scheme
     url.user = user if user is None or "%" not in user else _decode(user)
     url.password = password if password is None or "%" not in password else _decode(password)
-    url.host = host
-    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.host = host.lower()
+    url.port = _port(scheme, port)
     url.fragment = fragment
     url.__class__ = TelnetURL
     return url  # type: ignore[no-any-return]
@@ -582,7 +594,7 @@ def _telnet(
 def _wais(
     scheme: str,
     host: str,
-    port: int | None,
+    port: str | None,
     database: str,
     search: str | None,
     wtype: str | None,
@@ -591,8 +603,8 @@ def _wais(
 ) -> URL:
     url = _new(_WaisBuilder)
     url.scheme = scheme
-    url.host = host
-    url.port = DEFAULT_PORTS[scheme] if port is None else port
+    url.host = host.lower()
+    url.port = _port(scheme, port)
     url.database = _decode(database)
     url.search = None if search is None else _decode(search.replace("+", " "))
     url.wtype = None if wtype is None else _decode(wtype)
@@ -602,26 +614,30 @@ def _wais(
     return url  # type: ignore[no-any-return]
 
 
-def _file(scheme: str, host: str, path: str, fragment: str | None) -> URL:
+def _file(scheme: str, host: str | None, path: str, fragment: str | None) -> URL:
     url = _new(_FileBuilder)
     url.scheme = scheme
-    url.host = host
+    url.host = "" if host is None else host.lower()
     url.path = _decode(path)
     url.fragment = fragment
     url.__class__ = FileURL
     return url  # type: ignore[no-any-return]
 
 
-def _prospero(scheme: str, host: str, port: int | None, hsoname: str, specs: list[str], fragment: str | None) -> URL:
+def _prospero(
+    scheme: str, host: str, port: str | None, hsoname: str | None, specs: str | None, fragment: str | None
+) -> URL:
+    """`specs` is the checked `;name=value...` text after the hsoname (or None)."""
     fields: dict[str, str] = {}
-    for spec in specs:
-        name, _, value = spec.partition("=")
-        fields[_decode(name)] = _decode(value)
+    if specs:
+        for spec in specs[1:].split(";"):
+            name, _, value = spec.partition("=")
+            fields[_decode(name)] = _decode(value)
     url = _new(_ProsperoBuilder)
     url.scheme = scheme
-    url.host = host
-    url.port = DEFAULT_PORTS[scheme] if port is None else port
-    url.hsoname = _decode(hsoname)
+    url.host = host.lower()
+    url.port = _port(scheme, port)
+    url.hsoname = _decode(hsoname) if hsoname else ""
     url.fields = fields
     url.fragment = fragment
     url.__class__ = ProsperoURL
@@ -639,114 +655,59 @@ def _mailto(scheme: str, address: str, fragment: str | None) -> URL:
 
 # --------------------------------------------------------------------------
 # The fast route: one pattern per scheme for the common, plainly valid shape.
+# Possessive quantifiers (`*+`, `++`) never give characters back: each run
+# stops at a delimiter its class excludes, so backtracking could not help.
 
 _U = r"A-Za-z0-9$\-_.+!*'(),~%"  # uchar, with "~" and "%" (escapes are checked apart)
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_F_HOST = rf"((?:{_OCTET}\.){{3}}{_OCTET}|(?:{_LABEL}\.)*{_TOPLABEL})"
+# No label starts or ends with "-"; the top label starts with a letter.
+_F_HOSTNAME = r"(?!-)(?:[A-Za-z0-9\-]++(?<!-)\.(?!-))*+[A-Za-z][A-Za-z0-9\-]*+(?<!-)"
+_F_HOST = rf"({_F_HOSTNAME}|(?:{_OCTET}\.){{3}}{_OCTET})"
 _F_PORT = r"(?::([0-9]{1,5}))?"
-_F_FRAGMENT = rf"(?:#([{_U};/?:@&=]*))?"
-_F_NEWSGROUP = r"[A-Za-z][A-Za-z0-9\-.+_]*"
+_F_FRAGMENT = rf"(?:#([{_U};/?:@&=]*+))?"
+_F_NEWSGROUP = r"[A-Za-z][A-Za-z0-9\-.+_]*+"
 
 
-def _login(user: str) -> str:
-    return rf"(?:([{user}]*)(?::([{user}]*))?@)?"
+def _f_login(chars: str, ends: str) -> str:
+    """`[user[:password]@]`, tried only when an "@" comes before the login ends."""
+    return rf"(?:(?=[^{ends}@]*+@)([{chars}]*+)(?::([{chars}]*+))?@)?"
 
 
 _FAST_FTP = re.compile(
-    rf"//{_login(_U + ';?&=')}{_F_HOST}{_F_PORT}(?:/([{_U}?:@&=/]*)(?:;type=([aidAID]))?)?{_F_FRAGMENT}"
+    rf"//{_f_login(_U + ';?&=', '/#')}{_F_HOST}{_F_PORT}"
+    rf"(?:/([{_U}?:@&=/]*+)(?:;type=([aidAID]))?)?{_F_FRAGMENT}"
 )
 _FAST_HTTP = re.compile(
-    rf"//{_login(_U + ';&=')}{_F_HOST}{_F_PORT}(/[{_U};:@&=/]*)?(?:\?([{_U};:@&=/?]*))?{_F_FRAGMENT}"
+    rf"//{_f_login(_U + ';&=', '/?#')}{_F_HOST}{_F_PORT}(/[{_U};:@&=/]*+)?(?:\?([{_U};:@&=/?]*+))?{_F_FRAGMENT}"
 )
-_FAST_GOPHER = re.compile(rf"//{_F_HOST}{_F_PORT}(?:/([{_U};/?:@&=]*))?{_F_FRAGMENT}")
-_FAST_NEWS = re.compile(rf"(?!//)(?:({_F_NEWSGROUP}|\*)|([{_U};/?:&=]+@[{_U};/?:&=]*)){_F_FRAGMENT}")
+_FAST_GOPHER = re.compile(rf"//{_F_HOST}{_F_PORT}(?:/([{_U};/?:@&=]*+))?{_F_FRAGMENT}")
+_FAST_NEWS = re.compile(rf"(?!//)(?:({_F_NEWSGROUP}|\*)|([{_U};/?:&=]++@[{_U};/?:&=]*+)){_F_FRAGMENT}")
 _FAST_NNTP = re.compile(rf"//{_F_HOST}{_F_PORT}/({_F_NEWSGROUP})(?:/([0-9]{{1,18}}))?{_F_FRAGMENT}")
-_FAST_TELNET = re.compile(rf"//{_login(_U + ';?&=')}{_F_HOST}{_F_PORT}/?{_F_FRAGMENT}")
-_FAST_WAIS = re.compile(rf"//{_F_HOST}{_F_PORT}/([{_U}]+)(?:\?([{_U};/?:@&=]*)|/([{_U}]*)/([{_U}]*))?{_F_FRAGMENT}")
-_FAST_FILE = re.compile(rf"//(?:{_F_HOST})?/([{_U};?:@&=/]*){_F_FRAGMENT}")
-_FAST_PROSPERO = re.compile(rf"//{_F_HOST}{_F_PORT}(?:/([{_U}?:@&=/]*)((?:;[{_U}?:@&]+=[{_U}?:@&]*)*))?{_F_FRAGMENT}")
-_FAST_MAILTO = re.compile(rf"([{_U};/?:@&=]+){_F_FRAGMENT}")
+_FAST_TELNET = re.compile(rf"//{_f_login(_U + ';?&=', '/#')}{_F_HOST}{_F_PORT}/?{_F_FRAGMENT}")
+_FAST_WAIS = re.compile(rf"//{_F_HOST}{_F_PORT}/([{_U}]++)(?:\?([{_U};/?:@&=]*+)|/([{_U}]*+)/([{_U}]*+))?{_F_FRAGMENT}")
+_FAST_FILE = re.compile(rf"//(?:{_F_HOST})?/([{_U};?:@&=/]*+){_F_FRAGMENT}")
+_FAST_PROSPERO = re.compile(
+    rf"//{_F_HOST}{_F_PORT}(?:/([{_U}?:@&=/]*+)((?:;[{_U}?:@&]++=[{_U}?:@&]*+)*+))?{_F_FRAGMENT}"
+)
+_FAST_MAILTO = re.compile(rf"([{_U};/?:@&=]++){_F_FRAGMENT}")
 
-_Match = re.Match[str]
-
-
-def _port(text: str | None) -> int | None:
-    if text is None:
-        return None
-    port = int(text)
-    if port > 65535:
-        raise URLError("port out of range")  # the careful route words it
-    return port
-
-
-def _fast_ftp(scheme: str, m: _Match) -> URL:
-    user, password, host, port, path, typecode, fragment = m.groups()
-    return _ftp(scheme, user, password, host.lower(), _port(port), path or "", typecode, fragment)
-
-
-def _fast_http(scheme: str, m: _Match) -> URL:
-    user, password, host, port, path, search, fragment = m.groups()
-    return _http(scheme, user, password, host.lower(), _port(port), path[1:] if path else "", search, fragment)
-
-
-def _fast_gopher(scheme: str, m: _Match) -> URL:
-    host, port, path, fragment = m.groups()
-    return _gopher(scheme, host.lower(), _port(port), path or "", fragment)
-
-
-def _fast_news(scheme: str, m: _Match) -> URL:
-    group, message_id, fragment = m.groups()
-    return _news(scheme, None, None, group, message_id, fragment)
-
-
-def _fast_nntp(scheme: str, m: _Match) -> URL:
-    host, port, group, article, fragment = m.groups()
-    return _nntp(scheme, host.lower(), _port(port), group, None if article is None else int(article), fragment)
-
-
-def _fast_telnet(scheme: str, m: _Match) -> URL:
-    user, password, host, port, fragment = m.groups()
-    return _telnet(scheme, user, password, host.lower(), _port(port), fragment)
-
-
-def _fast_wais(scheme: str, m: _Match) -> URL:
-    host, port, database, search, wtype, wpath, fragment = m.groups()
-    return _wais(scheme, host.lower(), _port(port), database, search, wtype, wpath, fragment)
-
-
-def _fast_file(scheme: str, m: _Match) -> URL:
-    host, path, fragment = m.groups()
-    return _file(scheme, "" if host is None else host.lower(), path, fragment)
-
-
-def _fast_prospero(scheme: str, m: _Match) -> URL:
-    host, port, hsoname, fields, fragment = m.groups()
-    specs = fields.split(";")[1:] if fields else []
-    return _prospero(scheme, host.lower(), _port(port), hsoname or "", specs, fragment)
-
-
-def _fast_mailto(scheme: str, m: _Match) -> URL:
-    address, fragment = m.groups()
-    return _mailto(scheme, address, fragment)
-
-
-_FastRoute = tuple[Callable[[str, int], "_Match | None"], Callable[[str, _Match], URL]]
-_FAST: dict[str, _FastRoute] = {
-    "ftp": (_FAST_FTP.fullmatch, _fast_ftp),
-    "ftps": (_FAST_FTP.fullmatch, _fast_ftp),
-    "http": (_FAST_HTTP.fullmatch, _fast_http),
-    "https": (_FAST_HTTP.fullmatch, _fast_http),
-    "gopher": (_FAST_GOPHER.fullmatch, _fast_gopher),
-    "gophers": (_FAST_GOPHER.fullmatch, _fast_gopher),
-    "news": (_FAST_NEWS.fullmatch, _fast_news),
-    "snews": (_FAST_NEWS.fullmatch, _fast_news),
-    "nntp": (_FAST_NNTP.fullmatch, _fast_nntp),
-    "nntps": (_FAST_NNTP.fullmatch, _fast_nntp),
-    "telnet": (_FAST_TELNET.fullmatch, _fast_telnet),
-    "wais": (_FAST_WAIS.fullmatch, _fast_wais),
-    "file": (_FAST_FILE.fullmatch, _fast_file),
-    "prospero": (_FAST_PROSPERO.fullmatch, _fast_prospero),
-    "mailto": (_FAST_MAILTO.fullmatch, _fast_mailto),
+# scheme -> (the pattern's fullmatch, the constructor its groups feed)
+_FAST: dict[str, tuple[Callable[[str, int], re.Match[str] | None], Callable[..., URL]]] = {
+    "ftp": (_FAST_FTP.fullmatch, _ftp),
+    "ftps": (_FAST_FTP.fullmatch, _ftp),
+    "http": (_FAST_HTTP.fullmatch, _http),
+    "https": (_FAST_HTTP.fullmatch, _http),
+    "gopher": (_FAST_GOPHER.fullmatch, _gopher),
+    "gophers": (_FAST_GOPHER.fullmatch, _gopher),
+    "news": (_FAST_NEWS.fullmatch, _news),
+    "snews": (_FAST_NEWS.fullmatch, _news),
+    "nntp": (_FAST_NNTP.fullmatch, _nntp),
+    "nntps": (_FAST_NNTP.fullmatch, _nntp),
+    "telnet": (_FAST_TELNET.fullmatch, _telnet),
+    "wais": (_FAST_WAIS.fullmatch, _wais),
+    "file": (_FAST_FILE.fullmatch, _file),
+    "prospero": (_FAST_PROSPERO.fullmatch, _prospero),
+    "mailto": (_FAST_MAILTO.fullmatch, _mailto),
 }
 
 
@@ -754,12 +715,13 @@ def parse_url(text: str) -> URL:
     """Parse one URL; raise `URLError` naming the offending part."""
     colon = text.find(":")
     if colon > 0:
-        route = _FAST.get(text[:colon])
+        scheme = text[:colon]
+        route = _FAST.get(scheme)
         if route is not None:
             match = route[0](text, colon + 1)
             if match is not None and ("%" not in text or _BAD_ESCAPE.search(text) is None):
                 try:
-                    return route[1](text[:colon], match)
+                    return route[1](scheme, *match.groups())
                 except URLError:
                     pass  # the careful route reports it with its position
     return _parse_slow(text)
@@ -913,8 +875,8 @@ def _split_login(scheme: str, rest: str, path_starts: str = "/") -> tuple[str, s
 
 def _parse_login(
     scheme: str, login: str, *, userinfo: bool, host_required: bool = True
-) -> tuple[str | None, str | None, str, int | None]:
-    """`[user[:password]@]host[:port]` (starting at offset 2) -> raw user, raw password, host, port."""
+) -> tuple[str | None, str | None, str, str | None]:
+    """`[user[:password]@]host[:port]` (starting at offset 2) -> raw user, raw password, host, port digits."""
     user = password = None
     offset = 2
     at = login.find("@")
@@ -946,7 +908,7 @@ def _parse_login(
     return user, password, host, port
 
 
-def _parse_hostport(hostport: str, offset: int, host_required: bool = True) -> tuple[str, int | None]:
+def _parse_hostport(hostport: str, offset: int, host_required: bool = True) -> tuple[str, str | None]:
     port_text = None
     port_at = 0
     if hostport.startswith("["):
@@ -1002,7 +964,7 @@ def _check_ipv6(literal: str, at: int) -> str:
     raise URLError(f"host [{literal}] is not a valid IPv6 address", part="host", position=at)
 
 
-def _check_port(text: str, at: int) -> int:
+def _check_port(text: str, at: int) -> str:
     if not text:
         raise URLError("the port after ':' is empty", part="port", position=at, hint="remove the ':' or give a port")
     if _DIGITS.fullmatch(text) is None:
@@ -1016,7 +978,7 @@ def _check_port(text: str, at: int) -> int:
     if len(significant) > 5 or int(significant or "0") > 65535:
         shown = text if len(text) <= 24 else text[:20] + "..."
         raise URLError(f"port {shown} is out of range (0-65535)", part="port", position=at)
-    return int(significant or "0")
+    return significant or "0"
 
 
 def _parse_ftp(scheme: str, rest: str, fragment: str | None) -> URL:
@@ -1062,14 +1024,13 @@ def _parse_http(scheme: str, rest: str, fragment: str | None) -> URL:
         if question >= 0:
             search = path[question + 1 :]
             path = path[:question]
-        path = path[1:] if path.startswith("/") else path
     return _http(scheme, user, password, host, port, path, search, fragment)
 
 
 def _parse_gopher(scheme: str, rest: str, fragment: str | None) -> URL:
     login, path = _split_login(scheme, rest)
     _, _, host, port = _parse_login(scheme, login, userinfo=False)
-    return _gopher(scheme, host, port, path[1:] if path else "", fragment, at=len(login) + 3)
+    return _gopher(scheme, host, port, path[1:] if path else None, fragment, at=len(login) + 3)
 
 
 def _parse_news(scheme: str, rest: str, fragment: str | None) -> URL:
@@ -1089,7 +1050,7 @@ def _parse_news(scheme: str, rest: str, fragment: str | None) -> URL:
             hint="news:comp.misc, news:* or news:unique@host",
         )
     if "@" in rest:
-        return _news(scheme, host, port, None, rest, fragment)
+        return _news(scheme, None, rest, fragment, host, port)
     if rest != "*" and _NEWSGROUP.fullmatch(rest) is None:
         raise URLError(
             f"{rest!r} is neither a newsgroup name nor a message-id (which needs '@')",
@@ -1097,7 +1058,7 @@ def _parse_news(scheme: str, rest: str, fragment: str | None) -> URL:
             position=at,
             hint="group names start with a letter and hold letters, digits, '-', '.', '+', '_'",
         )
-    return _news(scheme, host, port, rest, None, fragment)
+    return _news(scheme, rest, None, fragment, host, port)
 
 
 def _parse_nntp(scheme: str, rest: str, fragment: str | None) -> URL:
@@ -1130,6 +1091,16 @@ def _parse_nntp(scheme: str, rest: str, fragment: str | None) -> URL:
         if number:
             article = _article(number, at + len(group) + 1)
     return _nntp(scheme, host, port, group, article, fragment)
+
+
+def _article(digits: str, at: int) -> str:
+    significant = digits.lstrip("0")
+    if len(significant) > 19 or int(significant or "0") > _MAX_ARTICLE:
+        shown = digits if len(digits) <= 24 else digits[:20] + "..."
+        raise URLError(
+            f"article number {shown} is too large", part="article", position=at, hint=f"at most {_MAX_ARTICLE}"
+        )
+    return significant or "0"
 
 
 def _parse_telnet(scheme: str, rest: str, fragment: str | None) -> URL:
@@ -1213,7 +1184,8 @@ def _parse_prospero(scheme: str, rest: str, fragment: str | None) -> URL:
                 hint="fields are ;name=value after the hsoname; encode a ';' in the hsoname as %3B",
             )
         at += len(spec) + 1
-    return _prospero(scheme, host, port, pieces[0], pieces[1:], fragment)
+    specs = ";" + ";".join(pieces[1:]) if len(pieces) > 1 else None
+    return _prospero(scheme, host, port, pieces[0], specs, fragment)
 
 
 def _parse_mailto(scheme: str, rest: str, fragment: str | None) -> URL:
@@ -1231,7 +1203,14 @@ def _parse_generic(scheme: str, rest: str, fragment: str | None) -> URL:
         user = None if user is None else _decode(user)
         password = None if password is None else _decode(password)
     return GenericURL(
-        scheme=scheme, schemepart=rest, user=user, password=password, host=host, port=port, path=path, fragment=fragment
+        scheme=scheme,
+        schemepart=rest,
+        user=user,
+        password=password,
+        host=host,
+        port=None if port is None else int(port),
+        path=path,
+        fragment=fragment,
     )
 
 
