@@ -24,12 +24,12 @@ from fetcher.url import (
     ProsperoURL,
     TelnetURL,
     WaisURL,
-    _parse_slow,
     join,
     parse_url,
     to_bytes,
     unwrap,
 )
+from fetcher.url.careful import parse_careful
 from tests.conftest import run_fetch
 
 # -- expected values, spelled out -------------------------------------------
@@ -393,8 +393,8 @@ def test_canonical_text_round_trips(text: str, expected: URL) -> None:
 
 @pytest.mark.parametrize(("text", "expected"), ALL_VALID, ids=[repr(text) for text, _ in ALL_VALID])
 def test_fast_and_careful_routes_agree(text: str, expected: URL) -> None:
-    assert _parse_slow(text) == parse_url(text)
-    assert _parse_slow(str(expected)) == parse_url(str(expected)) == expected
+    assert parse_careful(text) == parse_url(text)
+    assert parse_careful(str(expected)) == parse_url(str(expected)) == expected
 
 
 CANONICAL = [

@@ -27,11 +27,11 @@ from fetcher.url import (
     ProsperoURL,
     TelnetURL,
     WaisURL,
-    _parse_slow,
     join,
     parse_url,
     to_bytes,
 )
+from fetcher.url.careful import parse_careful
 
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -140,7 +140,7 @@ def decoded(value: str | None) -> bytes | None:
 
 def check_round_trip(text: str, url: URL) -> None:
     assert parse_url(str(url)) == url
-    assert _parse_slow(text) == url
+    assert parse_careful(text) == url
 
 
 @PROPERTY
@@ -335,7 +335,7 @@ def parses_or_refuses(text: str) -> URL | None:
         assert error.part
         assert isinstance(error.position, int | None)
         return None
-    assert _parse_slow(text) == url
+    assert parse_careful(text) == url
     assert parse_url(str(url)) == url
     return url
 

@@ -1,0 +1,89 @@
+"""The fast route: one compiled pattern per scheme for the common, plainly valid shape.
+
+Each pattern accepts a subset of what the careful route accepts and cuts it
+at the same places; its groups feed the same constructors.  Anything it does
+not match, valid or not, goes to the careful route, which decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ..errors import URLError
+from .careful import parse_careful
+from .construct import _file, _ftp, _gopher, _http, _mailto, _news, _nntp, _prospero, _telnet, _wais
+from .values import URL
+
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+# Possessive quantifiers (`*+`, `++`) never give characters back: each run
+# stops at a delimiter its class excludes, so backtracking could not help.
+
+_U = r"A-Za-z0-9$\-_.+!*'(),~%"  # uchar, with "~" and "%" (escapes are checked apart)
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+# No label starts or ends with "-"; the top label starts with a letter.
+_F_HOSTNAME = r"(?!-)(?:[A-Za-z0-9\-]++(?<!-)\.(?!-))*+[A-Za-z][A-Za-z0-9\-]*+(?<!-)"
+_F_HOST = rf"({_F_HOSTNAME}|(?:{_OCTET}\.){{3}}{_OCTET})"
+_F_PORT = r"(?::([0-9]{1,5}))?"
+_F_FRAGMENT = rf"(?:#([{_U};/?:@&=]*+))?"
+_F_NEWSGROUP = r"[A-Za-z][A-Za-z0-9\-.+_]*+"
+
+
+def _f_login(chars: str, ends: str) -> str:
+    """`[user[:password]@]`, tried only when an "@" comes before the login ends."""
+    return rf"(?:(?=[^{ends}@]*+@)([{chars}]*+)(?::([{chars}]*+))?@)?"
+
+
+_FAST_FTP = re.compile(
+    rf"//{_f_login(_U + ';?&=', '/#')}{_F_HOST}{_F_PORT}"
+    rf"(?:/([{_U}?:@&=/]*+)(?:;type=([aidAID]))?)?{_F_FRAGMENT}"
+)
+_FAST_HTTP = re.compile(
+    rf"//{_f_login(_U + ';&=', '/?#')}{_F_HOST}{_F_PORT}(/[{_U};:@&=/]*+)?(?:\?([{_U};:@&=/?]*+))?{_F_FRAGMENT}"
+)
+_FAST_GOPHER = re.compile(rf"//{_F_HOST}{_F_PORT}(?:/([{_U};/?:@&=]*+))?{_F_FRAGMENT}")
+_FAST_NEWS = re.compile(rf"(?!//)(?:({_F_NEWSGROUP}|\*)|([{_U};/?:&=]++@[{_U};/?:&=]*+)){_F_FRAGMENT}")
+_FAST_NNTP = re.compile(rf"//{_F_HOST}{_F_PORT}/({_F_NEWSGROUP})(?:/([0-9]{{1,18}}))?{_F_FRAGMENT}")
+_FAST_TELNET = re.compile(rf"//{_f_login(_U + ';?&=', '/#')}{_F_HOST}{_F_PORT}/?{_F_FRAGMENT}")
+_FAST_WAIS = re.compile(rf"//{_F_HOST}{_F_PORT}/([{_U}]++)(?:\?([{_U};/?:@&=]*+)|/([{_U}]*+)/([{_U}]*+))?{_F_FRAGMENT}")
+_FAST_FILE = re.compile(rf"//(?:{_F_HOST})?/([{_U};?:@&=/]*+){_F_FRAGMENT}")
+_FAST_PROSPERO = re.compile(
+    rf"//{_F_HOST}{_F_PORT}(?:/([{_U}?:@&=/]*+)((?:;[{_U}?:@&]++=[{_U}?:@&]*+)*+))?{_F_FRAGMENT}"
+)
+_FAST_MAILTO = re.compile(rf"([{_U};/?:@&=]++){_F_FRAGMENT}")
+
+# scheme -> (the pattern's fullmatch, the constructor its groups feed)
+_FAST: dict[str, tuple[Callable[[str, int], re.Match[str] | None], Callable[..., URL]]] = {
+    "ftp": (_FAST_FTP.fullmatch, _ftp),
+    "ftps": (_FAST_FTP.fullmatch, _ftp),
+    "http": (_FAST_HTTP.fullmatch, _http),
+    "https": (_FAST_HTTP.fullmatch, _http),
+    "gopher": (_FAST_GOPHER.fullmatch, _gopher),
+    "gophers": (_FAST_GOPHER.fullmatch, _gopher),
+    "news": (_FAST_NEWS.fullmatch, _news),
+    "snews": (_FAST_NEWS.fullmatch, _news),
+    "nntp": (_FAST_NNTP.fullmatch, _nntp),
+    "nntps": (_FAST_NNTP.fullmatch, _nntp),
+    "telnet": (_FAST_TELNET.fullmatch, _telnet),
+    "wais": (_FAST_WAIS.fullmatch, _wais),
+    "file": (_FAST_FILE.fullmatch, _file),
+    "prospero": (_FAST_PROSPERO.fullmatch, _prospero),
+    "mailto": (_FAST_MAILTO.fullmatch, _mailto),
+}
+
+
+def parse_url(text: str) -> URL:
+    """Parse one URL; raise `URLError` naming the offending part."""
+    colon = text.find(":")
+    if colon > 0:
+        scheme = text[:colon]
+        route = _FAST.get(scheme)
+        if route is not None:
+            match = route[0](text, colon + 1)
+            if match is not None and ("%" not in text or _BAD_ESCAPE.search(text) is None):
+                try:
+                    return route[1](scheme, *match.groups())
+                except URLError:
+                    pass  # the careful route reports it with its position
+    return parse_careful(text)
