@@ -386,6 +386,16 @@ async def test_reuse_returns_to_the_login_directory_before_the_next_cwds() -> No
     ]
 
 
+async def test_reuse_in_the_same_directory_sends_no_cwd_at_all() -> None:
+    async with serving(FakeFtpServer(FILES)) as server:
+        async with Client() as client:
+            await client.fetch(f"{server.url}/pub/a.txt")
+            await client.fetch(f"{server.url}/pub/with%20space.txt")
+            await client.fetch(f"{server.url}/pub/sub/deep.txt")
+    cwds = [line for line in server.sessions[0] if line.startswith("CWD")]
+    assert cwds == ["CWD pub", "CWD /", "CWD pub", "CWD sub"]
+
+
 async def test_an_unparsable_pwd_means_reconnecting_after_a_cwd() -> None:
     faults = Faults(pwd_reply=b"257 somewhere")
     async with serving(FakeFtpServer(FILES, faults=faults)) as server:

@@ -2,7 +2,7 @@
 
 Only bytes move here; every reply is parsed by `replies`.  A `Control`
 remembers what later URLs of the same Client need to reuse it safely: the
-login directory (`PWD`), whether it moved away from it, the current TYPE,
+login directory (`PWD`), the CWDs done since, the current TYPE,
 whether EPSV works, and whether data connections must be protected by TLS.
 """
 
@@ -38,8 +38,9 @@ class Control:
         self.reader = ReplyReader()
         #: The login directory from PWD; None when the reply could not be parsed.
         self.home: str | None = None
-        #: True after a CWD: the next URL must return home first.
-        self.moved = False
+        #: The CWD arguments that succeeded since login or the last return home,
+        #: None when unknown (a CWD whose reply never came).
+        self.path: tuple[str, ...] | None = ()
         self.type: str | None = None
         self.epsv = True
         self.tls_data = tls_data
@@ -63,7 +64,8 @@ class Control:
             and not self.conn.closed
             and self.outstanding == 0
             and not self.transferring
-            and not (self.moved and self.home is None)
+            and self.path is not None
+            and not (self.path and self.home is None)
         )
 
     # -- replies and commands ------------------------------------------------
@@ -198,25 +200,42 @@ class Control:
         if self.home is None:
             trace.debug("* cannot parse the PWD reply; this connection will not be reused after a CWD")
 
+    async def enter(self, segments: tuple[str, ...]) -> Reply | None:
+        """Make the directory that `segments` name from the login directory current.
+
+        A reused connection already there does nothing (§3.2.5 allows such
+        heuristics: the same CWD sequence from the same place ends in the
+        same directory); otherwise it returns home first.  Returns the first
+        refused CWD reply, or None when every CWD succeeded.
+        """
+        if self.path == segments:
+            return None
+        if self.path != ():
+            await self.return_home()
+        for segment in segments:
+            reply = await self.change_directory(segment)
+            if not reply.ok:
+                return reply
+        return None
+
     async def return_home(self) -> None:
         """Back to the login directory before a reused connection's next URL (§3.2.5)."""
-        if not self.moved:
-            return
         if self.home is None:
             raise StaleControl("the login directory is unknown")
+        self.path = None
         reply = await self.command("CWD", self.home)
         if not reply.ok:
             self.healthy = False
             raise StaleControl(f"cannot return to the login directory: {reply.summary}")
-        self.moved = False
+        self.path = ()
 
     async def change_directory(self, segment: str) -> Reply:
-        # Before the reply is known the directory is uncertain; a refusal
-        # (4xx/5xx) means the server stayed where it was.
-        moved, self.moved = self.moved, True
+        # Until the reply arrives the directory is unknown; a refusal (4xx/5xx)
+        # means the server stayed where it was.
+        path, self.path = self.path, None
         reply = await self.command("CWD", segment)
-        if not reply.ok:
-            self.moved = moved
+        if path is not None:
+            self.path = (*path, segment) if reply.ok else path
         return reply
 
     # -- data connections ------------------------------------------------------

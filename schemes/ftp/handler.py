@@ -107,7 +107,6 @@ class Handler:
                 await control.aclose()
 
         try:
-            await control.return_home()
             resource = await self._operate(url, session, control, release)
         except StaleControl:
             raise
@@ -121,10 +120,10 @@ class Handler:
     # -- §3.2.2 and §3.2.3 --------------------------------------------------------
 
     async def _operate(self, url: FtpURL, session: Session, control: Control, release: Release) -> Resource:
-        for segment in url.cwd:
-            reply = await control.change_directory(segment)
-            if not reply.ok:
-                raise error_for(reply, f"changing to directory {segment!r}")
+        refused = await control.enter(url.cwd)
+        if refused is not None:
+            segment = url.cwd[len(control.path or ())]
+            raise error_for(refused, f"changing to directory {segment!r}")
         name = url.name
         if url.typecode == "d":
             inside = (*url.cwd, name) if name else url.cwd
