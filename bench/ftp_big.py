@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import Figure, alternate, fetch_command, markdown, write_report  # noqa: E402
-from tests.interop.content import public_tempdir, remove_tree, sha256_file  # noqa: E402
-from tests.interop.ftp_servers import start_vsftpd, vsftpd_missing  # noqa: E402
+from bench.harness import Figure, alternate, fetch_command, markdown, write_report
+from tests.interop.content import public_tempdir, remove_tree, sha256_file
+from tests.interop.ftp_servers import start_vsftpd, vsftpd_missing
 
 
 def write_big(path: Path, mib: int) -> None:

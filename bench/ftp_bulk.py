@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import Figure, alternate, fetch_command, markdown, write_report  # noqa: E402
-from tests.interop.content import public_tempdir, remove_tree  # noqa: E402
-from tests.interop.ftp_servers import start_vsftpd, vsftpd_missing  # noqa: E402
+from bench.harness import Figure, alternate, fetch_command, markdown, write_report
+from tests.interop.content import public_tempdir, remove_tree
+from tests.interop.ftp_servers import start_vsftpd, vsftpd_missing
 
 
 def commands_for(urls: list[str], work: Path, jobs: int, tag: str) -> tuple[dict[str, list[str]], dict[str, Path]]:
@@ -37,10 +37,30 @@ def commands_for(urls: list[str], work: Path, jobs: int, tag: str) -> tuple[dict
     outputs = {tool: work / f"{tool}-{tag}" for tool in ("fetcher", "curl", "wget", "aria2c")}
     n = str(jobs)
     commands = {
-        "fetcher": [*fetch_command(), "-i", str(url_list), "-d", str(outputs["fetcher"]), "-j", n,
-                    "--per-host", n, "--no-progress"],  # fmt: skip
-        "curl": ["curl", "-sS", "--fail", "--parallel", "--parallel-max", n,
-                 "--output-dir", str(outputs["curl"]), "-K", str(curl_config)],  # fmt: skip
+        "fetcher": [
+            *fetch_command(),
+            "-i",
+            str(url_list),
+            "-d",
+            str(outputs["fetcher"]),
+            "-j",
+            n,
+            "--per-host",
+            n,
+            "--no-progress",
+        ],
+        "curl": [
+            "curl",
+            "-sS",
+            "--fail",
+            "--parallel",
+            "--parallel-max",
+            n,
+            "--output-dir",
+            str(outputs["curl"]),
+            "-K",
+            str(curl_config),
+        ],
         "wget": ["wget", "-q", "-nc", "-P", str(outputs["wget"]), "-i", str(url_list)],
         "aria2c": ["aria2c", "-q", "-j", n, "-d", str(outputs["aria2c"]), "-i", str(url_list)],
     }
