@@ -90,7 +90,7 @@ def test_mailto_advisory() -> None:
 def test_malformed_url_names_the_part() -> None:
     result = run_fetch("ftp://host:99999/x")
     assert result.returncode == 2
-    assert b"port '99999' is out of range" in result.stderr
+    assert b"port 99999 is out of range (0-65535)" in result.stderr
 
 
 def test_unknown_scheme_has_no_handler() -> None:
