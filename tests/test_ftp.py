@@ -450,6 +450,8 @@ async def test_explicit_ftps_protects_control_and_data(tls_pair: tuple[ssl.SSLCo
             listing = await client.fetch(f"{server.url}/pub/")
     assert result.content == BIG
     assert [e.name for e in listing.entries] == ["a.txt", "sub", "with space.txt"]
+    # Data connections resume the control connection's TLS session (vsftpd insists on it).
+    assert server.data_tls_resumed == [True, True]
     assert server.sessions[0][:6] == ["AUTH TLS", "USER anonymous", "PASS anonymous@", "PBSZ 0", "PROT P", "PWD"]
 
 
@@ -492,3 +494,26 @@ async def test_listing_names_are_escaped_when_printed_and_sanitized_when_saved(t
     assert b"\\x1b[31mred.txt" in listing.stdout
     assert f"{server.url}/d/%1B%5B31mred.txt".encode() in links.stdout
     assert os.listdir(tmp_path) == []
+
+
+async def test_an_encoded_line_break_is_refused_before_any_connection() -> None:
+    async with serving(FakeFtpServer(FILES)) as server:
+        done = await cli(f"{server.url}/hello.txt%0D%0ADELE%20hello.txt")
+    assert done.returncode == 3
+    assert server.sessions == []
+
+
+async def test_the_line_writer_refuses_cr_lf_and_nul_again() -> None:
+    from schemes.ftp.control import Control
+
+    async with serving(FakeFtpServer(FILES)) as server:
+        async with Client() as client:
+            async with client.open(f"{server.url}/") as resource:
+                assert resource.kind == "listing"
+            pooled = await client.pool.take(("ftp", "127.0.0.1", server.port, "anonymous", False))
+            assert isinstance(pooled, Control)
+            for bad in ("a\rb", "a\nb", "a\x00b"):
+                with pytest.raises(UnsafeURL):
+                    await pooled.send("RETR", bad)
+            await pooled.aclose()
+    assert not any("RETR" in line for line in server.sessions[0])

@@ -78,6 +78,8 @@ class FakeFtpServer:
         self.mdtm = mdtm
         self.sessions: list[list[str]] = []
         self.data_peers: list[str] = []
+        #: For each TLS data connection: did the client resume the control connection's session?
+        self.data_tls_resumed: list[bool] = []
         self.port = 0
         self.host = "127.0.0.1"
 
@@ -305,6 +307,7 @@ class _Session:
         assert self.server.tls is not None
         tls = trio.SSLStream(stream, self.server.tls, server_side=True)
         await tls.do_handshake()
+        self.server.data_tls_resumed.append(bool(tls.session_reused))
         return tls
 
     async def do_RETR(self, argument: str) -> None:
