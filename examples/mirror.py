@@ -16,8 +16,8 @@ from pathlib import Path
 import trio
 
 from fetcher import Client, FetchError, parse_url
-from fetcher.client import save
 from fetcher.render import tree_parts
+from fetcher.sink import save
 
 
 async def mirror(start: str, out: Path, depth: int) -> None:

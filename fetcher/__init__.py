@@ -28,7 +28,7 @@ _EXPORTS = {
     "Client": "client",
     "Session": "client",
     "Fetched": "client",
-    "Download": "client",
+    "Download": "sink",
     "Outcome": "client",
     "fetch": "client",
     "Settings": "settings",
@@ -44,11 +44,12 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from .client import Client, Download, Fetched, Outcome, Session, fetch
+    from .client import Client, Fetched, Outcome, Session, fetch
     from .errors import FetchError, UnsafeURL, URLError
     from .guard import Policy
     from .resource import Advisory, Entry, Resource
     from .settings import Settings
+    from .sink import Download
     from .url import (
         URL,
         FileURL,

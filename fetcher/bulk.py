@@ -22,9 +22,10 @@ from typing import IO, Any
 import trio
 
 from . import guard
-from .client import Client, Download, Fetched, Outcome, partial_path
+from .client import Client, Fetched, Outcome
 from .errors import FetchError, UnsafeURL, URLError
 from .render import listing_json, remote_name, tree_parts
+from .sink import Download, partial_path
 from .text import escape
 from .url import URL, parse_url
 

@@ -264,7 +264,7 @@ async def _run_one(client: Client, text: str, args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from . import render
-    from .client import partial_size, save
+    from .sink import partial_size, save
     from .url import parse_url
 
     url = parse_url(text)

@@ -7,7 +7,6 @@ guarded `connect`, the shared pool, credentials, a way to ask the user, and
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import netrc
 import os
@@ -29,6 +28,7 @@ from .pool import Pool
 from .registry import get_handler
 from .resource import Advisory, Entry, Resource
 from .settings import Settings
+from .sink import Download, partial_size, save
 from .url import URL, parse_url
 
 log = logging.getLogger("fetcher")
@@ -133,18 +133,6 @@ class Fetched:
     @property
     def text(self) -> str:
         return self.content.decode("utf-8", "replace")
-
-
-@dataclass
-class Download:
-    """What `Client.download` wrote."""
-
-    url: URL
-    path: Path
-    bytes: int
-    sha256: str
-    content_type: str | None
-    resumed_from: int = 0
 
 
 @dataclass
@@ -378,67 +366,6 @@ async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:
     else:
         for item in items:
             yield item
-
-
-def partial_path(target: Path) -> Path:
-    return target.with_name(target.name + ".part")
-
-
-def partial_size(target: Path) -> int:
-    try:
-        return partial_path(target).stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
-async def save(
-    resource: Resource, target: Path, *, resumed: bool = False, on_chunk: Callable[[int], None] | None = None
-) -> Download:
-    """Write an open document to `target` through `target.part`.
-
-    The body is appended to the `.part` file when the handler honoured the
-    resume offset (`resource.offset` > 0), else the file is restarted.  The
-    rename happens only after the whole body arrived and its length matches
-    what the server announced, so a failure never leaves a complete-looking file.
-    """
-    partial = partial_path(target)
-    digest = hashlib.sha256()
-    start = resource.offset if resumed else 0
-    with open(partial, "r+b" if start else "wb") as sink:
-        if start:
-            remaining = start
-            while remaining > 0:
-                block = sink.read(min(remaining, 1 << 20))
-                if not block:
-                    break
-                digest.update(block)
-                remaining -= len(block)
-            sink.truncate(start)
-            sink.seek(start)
-        written = start
-        async for chunk in resource:
-            sink.write(chunk)
-            digest.update(chunk)
-            written += len(chunk)
-            if on_chunk is not None:
-                on_chunk(len(chunk))
-    if resource.size is not None and written != resource.size:
-        raise ProtocolError(
-            f"transfer ended at {written} of {resource.size} bytes",
-            hint="run again with -C/--continue to resume",
-        )
-    if resource.modified is not None:
-        stamp = resource.modified.timestamp()
-        os.utime(partial, (stamp, stamp))
-    os.replace(partial, target)
-    return Download(
-        url=resource.url,
-        path=target,
-        bytes=written,
-        sha256=digest.hexdigest(),
-        content_type=resource.content_type,
-        resumed_from=start,
-    )
 
 
 async def fetch(url: URL | str, **settings: Any) -> Fetched:
