@@ -283,7 +283,7 @@ async def _run_one(client: Client, text: str, args: argparse.Namespace) -> None:
             if args.remote_name and not args.output and resource.filename and offset == 0:
                 suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, resource.filename)
                 target = suggested
-            await save(resource, target, resumed=offset > 0)
+            await save(resource, target, resumed=offset > 0, digest=False)
 
 
 def _print_error_body(body: bytes) -> None:
