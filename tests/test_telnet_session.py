@@ -249,6 +249,10 @@ async def test_terminal_raw_while_server_echoes_escape_ends_and_restores(monkeyp
                 await wait_for(lambda: is_raw(slave), "raw mode")
                 os.write(master, b"tty-user\r")
                 await wait_for(lambda: b"hello" in server.received or b"tty-user\r\x00" in server.received, "line")
+                # The window grows: SIGWINCH makes the client report the new size.
+                fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 300, 0, 0))
+                os.kill(os.getpid(), signal.SIGWINCH)
+                await wait_for(lambda: b"\xff\xfa\x1f\x01\x2c\x00\x32\xff\xf0" in server.received, "resize")
                 os.write(master, b"more\x1dignored")
             shown = await drain(master)
             await client.aclose()
@@ -259,7 +263,7 @@ async def test_terminal_raw_while_server_echoes_escape_ends_and_restores(monkeyp
     # TERM and the pty's size went to the server; Enter is CR NUL; nothing after Ctrl-] was sent.
     assert b"\xff\xfb\x18" in raw and b"\xff\xfa\x18\x00XTERM\xff\xf0" in raw
     assert b"\xff\xfb\x1f\xff\xfa\x1f\x00\x64\x00\x1e\xff\xf0" in raw
-    assert raw.endswith(b"tty-user\r\x00more")
+    assert server.text().endswith(b"tty-user\r\x00more")
     assert b"hello tty-user" in shown
     assert "Ctrl-] ends the session" in errors.getvalue()
     assert "ended with Ctrl-]" in errors.getvalue()
