@@ -88,16 +88,6 @@ class LineServer:
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
 
     def _handle(self, conn: socket.socket) -> None:
-        with self._lock:
-            self.active += 1
-            self.max_active = max(self.max_active, self.active)
-        try:
-            self._answer(conn)
-        finally:
-            with self._lock:
-                self.active -= 1
-
-    def _answer(self, conn: socket.socket) -> None:
         with conn:
             data = b""
             while not data.endswith(b"\r\n"):
@@ -107,7 +97,17 @@ class LineServer:
                 data += chunk
             name = data.decode().strip()[4:]
             self.requests.append(name)
-            answer = self.reply(name)
+            # Count a request as active from its arrival until just before its
+            # answer leaves: a sub-interval of the client's, so the maximum
+            # never overstates the client's concurrency (no race with close).
+            with self._lock:
+                self.active += 1
+                self.max_active = max(self.max_active, self.active)
+            try:
+                answer = self.reply(name)
+            finally:
+                with self._lock:
+                    self.active -= 1
             if answer is None:
                 self._stop.wait(10)
                 return
