@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
@@ -194,16 +195,31 @@ def report(error: FetchError, url: str | None = None) -> None:
         sys.stderr.write(f"  hint: {escape(error.hint)}\n")
 
 
-def _enable_trace() -> None:
+def _enable_trace() -> Callable[[], None]:
+    """Send the protocol trace to stderr; return a function that undoes it.
+
+    Undoing matters when `main` runs inside another program (the tests do):
+    the loggers must not keep a handler on a stream that is gone.
+    """
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
+    saved = []
     for name in ("fetcher.trace", "fetcher"):
         logger = logging.getLogger(name)
+        saved.append((logger, logger.level, logger.propagate))
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG)
         logger.propagate = False
+
+    def restore() -> None:
+        for logger, level, propagate in saved:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+            logger.propagate = propagate
+
+    return restore
 
 
 def is_bulk(args: argparse.Namespace) -> bool:
@@ -217,8 +233,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         sys.stderr.write("fetch: give at least one URL (or -i FILE)\n")
         return 2
-    if args.verbose:
-        _enable_trace()
+    restore = _enable_trace() if args.verbose else None
+    try:
+        return _main(args)
+    finally:
+        if restore is not None:
+            restore()
+
+
+def _main(args: argparse.Namespace) -> int:
     import trio
 
     from .errors import FetchError, UsageError

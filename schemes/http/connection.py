@@ -129,6 +129,14 @@ class HTTPConnection:
         while True:
             event = await self.next_event()
             if isinstance(event, h11.InformationalResponse | h11.Response):
+                # h11 bounds only a head that arrives in pieces; one that
+                # arrives in a single read must obey the same limit.
+                size = sum(len(name) + len(value) + 4 for name, value in event.headers) + len(event.reason)
+                if size > MAX_HEAD:
+                    where = f"{self.connection.host}:{self.connection.port}"
+                    raise ProtocolError(
+                        f"{where} sent a malformed HTTP reply: a response head over {MAX_HEAD // 1024} KiB"
+                    )
                 self._trace_head(event)
             if isinstance(event, h11.Response):
                 self.head_received = True
