@@ -34,6 +34,11 @@ FIGURES: dict[str, tuple[list[str], list[str], str]] = {
         "--report",
     ),
     "gopher_bulk": (["--items", "2000", "--runs", "5"], ["--items", "40", "--runs", "1"], "--out"),
+    "bulk_mixed": (
+        ["--count", "2000", "--runs", "3", "--rss-count", "10000"],
+        ["--count", "30", "--runs", "1", "--rss-count", "30", "--aria2-count", "0"],
+        "--report",
+    ),
 }
 
 

@@ -28,6 +28,6 @@ def test_bench_quick_runs_every_figure(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     report = json.loads((tmp_path / "latest.json").read_text())
     figures = {row["figure"].split(" ")[0] for row in report["rows"]}
-    assert {"http_big", "ftp_big", "http_bulk", "ftp_bulk", "gopher_bulk", "startup", "bulk"} <= figures
+    assert {"http_big", "ftp_big", "http_bulk", "ftp_bulk", "gopher_bulk", "bulk_mixed", "startup", "bulk"} <= figures
     assert all(row["failures"] == 0 for row in report["rows"] if row["tool"] == "fetcher")
     assert "parse_url / urlsplit" in (tmp_path / "latest.md").read_text()
