@@ -260,6 +260,27 @@ def _main(args: argparse.Namespace) -> int:
     except FetchError as error:
         report(error)
         return error.exit_code
+    except BaseExceptionGroup as group:
+        # A failure inside a nursery arrives wrapped; the user should still
+        # see the one error and its exit code (anything else is a bug: re-raise).
+        interrupts, rest = group.split(KeyboardInterrupt)
+        if interrupts is not None:
+            sys.stderr.write("fetch: interrupted\n")
+            return 130
+        errors, other = (rest or group).split(FetchError)
+        if other is None and errors is not None:
+            first = _first_leaf(errors)
+            if isinstance(first, FetchError):
+                report(first)
+                return first.exit_code
+        raise
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    leaf: BaseException = group
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf
 
 
 async def _run_urls(args: argparse.Namespace) -> int:

@@ -215,3 +215,25 @@ def test_terminal_output_escapes_control_characters() -> None:
     from fetcher.text import escape_bytes
 
     assert escape_bytes(b"ok\n\x1b[2Jgone\r") == "ok\n\\x1b[2Jgone\\r"
+
+
+def test_an_error_wrapped_by_a_nursery_keeps_its_exit_code(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    import trio
+
+    from fetcher.errors import NotFound
+
+    def fail(*args: object) -> int:
+        raise ExceptionGroup("nursery", [ExceptionGroup("inner", [NotFound("gone away")])])
+
+    monkeypatch.setattr(trio, "run", fail)
+    assert main(["file:///nowhere"]) == 6
+    assert capsysbinary.readouterr().err == b"fetch: gone away\n"
+
+    def bug(*args: object) -> int:
+        raise ExceptionGroup("nursery", [ValueError("a bug")])
+
+    monkeypatch.setattr(trio, "run", bug)
+    with pytest.raises(ExceptionGroup):
+        main(["file:///nowhere"])
