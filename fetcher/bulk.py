@@ -41,7 +41,6 @@ class Job:
     depth: int = 0
     parent: str | None = None
     path: Path | None = None
-    error: FetchError | None = None
     record: dict[str, Any] = field(default_factory=dict)
 
 
@@ -252,13 +251,12 @@ class BulkRun:
             if job.parent is None:
                 first = self.by_url[key]
                 where = f"line {first.line}" if first.line is not None else "the command line"
-                self.finish(job, _record(job, "skipped", error=None, reason=f"duplicate of {where}"))
+                self.finish(job, _record(job, "skipped", reason=f"duplicate of {where}"))
             return
         self.visited.add(key)
         if key in self.done:
             self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"))
             return
-        job.path = None
         self.by_url[key] = job
         self.pending += 1
         self.progress.url_added()
@@ -305,7 +303,7 @@ class BulkRun:
                 guard.check(url, self.client.policy)
             except UnsafeURL as refusal:
                 self.visited.add(str(url))
-                self.finish(child, _record(child, "skipped", error=None, reason=f"guard: {refusal.message}"))
+                self.finish(child, _record(child, "skipped", reason=f"guard: {refusal.message}"))
                 continue
             self.enqueue(child)
 
@@ -380,7 +378,7 @@ class BulkRun:
     def mark_interrupted(self) -> None:
         for job in self.by_url.values():
             if not job.record:
-                self.finish(job, _record(job, "interrupted", error=None, exit_code=130))
+                self.finish(job, _record(job, "interrupted", exit_code=130))
 
 
 def _summary(totals: Totals, seconds: float) -> str:

@@ -251,7 +251,7 @@ def _main(args: argparse.Namespace) -> int:
             from .bulk import run_bulk
 
             return trio.run(run_bulk, args, settings_from_args(args))
-        if (args.output or args.remote_name) and len(args.urls) > 1 and args.output:
+        if args.output and len(args.urls) > 1:
             raise UsageError("-o names one file; give one URL, or use -d DIR for many")
         return trio.run(_run_urls, args)
     except KeyboardInterrupt:
