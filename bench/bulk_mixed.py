@@ -19,7 +19,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import Figure, alternate, fetch_command, markdown, measure, write_report
+from bench.harness import (
+    Figure,
+    alternate,
+    curl_parallel_command,
+    fetch_bulk_command,
+    fresh_directories,
+    markdown,
+    measure,
+    write_report,
+)
 from tests.interop.content import public_tempdir, remove_tree
 from tests.interop.ftp_servers import start_vsftpd, vsftpd_missing
 from tests.interop.nginx_server import find_nginx, run_nginx
@@ -86,36 +95,12 @@ def main() -> int:
             # aria2c needs about 1.5 s per FTP file here, so it gets a sample.
             no_gopher = [url for url in urls if not url.startswith("gopher:")][: args.aria2_count]
             (work / "aria2.txt").write_text("\n".join(no_gopher) + "\n")
-            jobs = str(args.jobs)
+            jobs = str(args.jobs)  # for aria2c
             commands = {
-                "fetcher": [
-                    *fetch_command(),
-                    "-i",
-                    str(url_file),
-                    "-d",
-                    str(outputs["fetcher"]),
-                    "-j",
-                    jobs,
-                    "--per-host",
-                    jobs,
-                    "--no-progress",
-                ],
-                "curl": [
-                    "curl",
-                    "-sS",
-                    "--parallel",
-                    "--parallel-max",
-                    jobs,
-                    "-K",
-                    str(config),
-                    "--output-dir",
-                    str(outputs["curl"]),
-                ],
+                "fetcher": fetch_bulk_command(url_file, outputs["fetcher"], args.jobs),
+                "curl": curl_parallel_command(config, outputs["curl"], args.jobs),
             }
-
-            def clean(tool: str) -> None:
-                shutil.rmtree(outputs[tool], ignore_errors=True)
-                outputs[tool].mkdir()
+            clean = fresh_directories(outputs)
 
             figure = Figure(f"bulk_mixed ({args.count} URLs: http, ftp, gopher; {args.jobs} at once)", "<= 1.0 x curl")
             alternate(figure, commands, runs=args.runs, warmup=1, before_each=clean)
@@ -123,18 +108,7 @@ def main() -> int:
             if shutil.which("aria2c") and args.aria2_count:
                 aria = Figure(f"bulk_mixed http+ftp part ({len(no_gopher)} URLs)", "(aria2c has no gopher)")
                 aria_commands = {
-                    "fetcher": [
-                        *fetch_command(),
-                        "-i",
-                        str(work / "aria2.txt"),
-                        "-d",
-                        str(outputs["fetcher"]),
-                        "-j",
-                        jobs,
-                        "--per-host",
-                        jobs,
-                        "--no-progress",
-                    ],
+                    "fetcher": fetch_bulk_command(work / "aria2.txt", outputs["fetcher"], args.jobs),
                     "aria2c": [
                         "aria2c",
                         "-q",
@@ -158,16 +132,7 @@ def main() -> int:
             rss.samples["fetcher"] = [
                 measure(
                     [
-                        *fetch_command(),
-                        "-i",
-                        str(rss_file),
-                        "-d",
-                        str(outputs["fetcher"]),
-                        "-j",
-                        jobs,
-                        "--per-host",
-                        jobs,
-                        "--no-progress",
+                        *fetch_bulk_command(rss_file, outputs["fetcher"], args.jobs),
                         "--manifest",
                         str(work / "m.jsonl"),
                     ]

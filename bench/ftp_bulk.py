@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import Figure, alternate, fetch_command, markdown, write_report
+from bench.harness import Figure, alternate, curl_parallel_command, fetch_bulk_command, markdown, write_report
 from tests.interop.content import public_tempdir, remove_tree
 from tests.interop.ftp_servers import start_vsftpd, vsftpd_missing
 
@@ -37,30 +37,8 @@ def commands_for(urls: list[str], work: Path, jobs: int, tag: str) -> tuple[dict
     outputs = {tool: work / f"{tool}-{tag}" for tool in ("fetcher", "curl", "wget", "aria2c")}
     n = str(jobs)
     commands = {
-        "fetcher": [
-            *fetch_command(),
-            "-i",
-            str(url_list),
-            "-d",
-            str(outputs["fetcher"]),
-            "-j",
-            n,
-            "--per-host",
-            n,
-            "--no-progress",
-        ],
-        "curl": [
-            "curl",
-            "-sS",
-            "--fail",
-            "--parallel",
-            "--parallel-max",
-            n,
-            "--output-dir",
-            str(outputs["curl"]),
-            "-K",
-            str(curl_config),
-        ],
+        "fetcher": fetch_bulk_command(url_list, outputs["fetcher"], jobs),
+        "curl": curl_parallel_command(curl_config, outputs["curl"], jobs),
         "wget": ["wget", "-q", "-nc", "-P", str(outputs["wget"]), "-i", str(url_list)],
         "aria2c": ["aria2c", "-q", "-j", n, "-d", str(outputs["aria2c"]), "-i", str(url_list)],
     }

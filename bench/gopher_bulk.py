@@ -17,7 +17,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.harness import Figure, alternate, fetch_command, markdown, write_report
+from bench.harness import (
+    Figure,
+    alternate,
+    curl_parallel_command,
+    fetch_bulk_command,
+    fresh_directories,
+    markdown,
+    write_report,
+)
 from tests.interop.processes import free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,15 +54,11 @@ def main() -> None:
         config = "".join(f'url = "{url}"\noutput = "{outputs["curl"]}/{n:05d}.txt"\n' for n, url in enumerate(urls))
         (work / "curl.conf").write_text(config)
         commands = {
-            "fetcher": [*fetch_command(), "-i", str(work / "urls.txt"), "-d", str(outputs["fetcher"]),
-                        "-j", str(args.parallel), "--per-host", str(args.parallel), "--no-progress"],
-            "curl": ["curl", "--silent", "--show-error", "--fail", "--parallel", "--parallel-max",
-                     str(args.parallel), "--create-dirs", "-K", str(work / "curl.conf")],
-        }  # fmt: skip
-
-        def fresh(tool: str) -> None:
-            shutil.rmtree(outputs[tool], ignore_errors=True)
-            outputs[tool].mkdir(parents=True)
+            "fetcher": fetch_bulk_command(work / "urls.txt", outputs["fetcher"], args.parallel),
+            # The config names full output paths, so curl gets no --output-dir.
+            "curl": [*curl_parallel_command(work / "curl.conf", None, args.parallel), "--create-dirs"],
+        }
+        fresh = fresh_directories(outputs)
 
         figure = Figure(
             name=f"gopher_bulk {args.items} x 2 KiB, {args.parallel} parallel",

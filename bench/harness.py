@@ -112,6 +112,40 @@ def fetch_command() -> list[str]:
     return [sys.executable, "-m", "fetcher"]
 
 
+def fetch_bulk_command(url_file: Path, out: Path, jobs: int) -> list[str]:
+    """`fetch -i LIST -d DIR` with `jobs` transfers, all allowed on the one host."""
+    n = str(jobs)
+    return [*fetch_command(), "-i", str(url_file), "-d", str(out), "-j", n, "--per-host", n, "--no-progress"]
+
+
+def curl_parallel_command(config: Path, out: Path | None, jobs: int | None) -> list[str]:
+    """curl on a `-K` config of url/output pairs, `jobs` at once (curl's own default 50 if None)."""
+    argv = ["curl", "-sS", "--fail", "--parallel"]
+    if jobs is not None:
+        argv += ["--parallel-max", str(jobs)]
+    if out is not None:
+        argv += ["--output-dir", str(out)]
+    return [*argv, "-K", str(config)]
+
+
+def fresh_directories(outputs: dict[str, Path]) -> Callable[[str], None]:
+    """A `before_each` that gives the tool about to run an empty output directory."""
+
+    def fresh(tool: str) -> None:
+        if tool in outputs:
+            shutil.rmtree(outputs[tool], ignore_errors=True)
+            outputs[tool].mkdir(parents=True)
+
+    return fresh
+
+
+def report(figures: Sequence[Figure], directory: Path | None) -> None:
+    """Print the table; also write latest.md/latest.json when a directory is given."""
+    print(markdown(figures))
+    if directory is not None:
+        write_report(figures, directory)
+
+
 def markdown(figures: Sequence[Figure]) -> str:
     lines = [
         "| figure | goal | tool | median s | min s | max s | peak RSS MiB | fetcher/tool |",

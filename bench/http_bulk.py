@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import Figure, alternate, fetch_command, markdown, write_report
+from bench.harness import Figure, alternate, curl_parallel_command, fetch_bulk_command, fresh_directories, report
 from tests.interop.content import public_tempdir, remove_tree
 from tests.interop.nginx_server import find_nginx, run_nginx
 
@@ -55,47 +54,12 @@ def main() -> int:
                 "".join(f'url = "{url}"\noutput = "f{index:05d}.bin"\n' for index, url in enumerate(urls))
             )
             os.environ.update({"http_proxy": "", "no_proxy": "*"})
-            jobs = str(args.jobs)
             commands = {
-                "fetcher": [
-                    *fetch_command(),
-                    "-i",
-                    str(url_list),
-                    "-d",
-                    str(outputs["fetcher"]),
-                    "-j",
-                    jobs,
-                    "--per-host",
-                    jobs,
-                    "--no-progress",
-                ],
-                "curl": [
-                    "curl",
-                    "-sS",
-                    "--fail",
-                    "--parallel",
-                    "--parallel-max",
-                    jobs,
-                    "--output-dir",
-                    str(outputs["curl"]),
-                    "-K",
-                    str(curl_config),
-                ],
-                "curl-50": [
-                    "curl",
-                    "-sS",
-                    "--fail",
-                    "--parallel",
-                    "--output-dir",
-                    str(outputs["curl-50"]),
-                    "-K",
-                    str(curl_config),
-                ],
+                "fetcher": fetch_bulk_command(url_list, outputs["fetcher"], args.jobs),
+                "curl": curl_parallel_command(curl_config, outputs["curl"], args.jobs),
+                "curl-50": curl_parallel_command(curl_config, outputs["curl-50"], None),
             }
-
-            def clean(tool: str) -> None:
-                shutil.rmtree(outputs[tool], ignore_errors=True)
-                outputs[tool].mkdir()
+            clean = fresh_directories(outputs)
 
             figure = Figure(f"http_bulk ({args.count} x {args.size} B, {args.jobs} at once)", "<= 1.0 x curl")
             alternate(figure, commands, runs=args.runs, before_each=clean)
@@ -106,9 +70,7 @@ def main() -> int:
     finally:
         remove_tree(content)
         remove_tree(work)
-    print(markdown([figure]))
-    if args.report is not None:
-        write_report([figure], args.report)
+    report([figure], args.report)
     return 0
 
 
