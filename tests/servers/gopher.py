@@ -16,13 +16,14 @@ import argparse
 import socket
 import ssl
 import struct
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Literal
 
 import trio
+
+from tests.servers.common import serving as serving  # the tests import it from here
 
 Ending = Literal["close", "reset", "stall", "endless"]
 
@@ -299,18 +300,6 @@ class GopherServer:
             line = b"all work and no play makes a dull server\r\n" * 256
             while True:
                 await stream.send_all(line)
-
-
-@asynccontextmanager
-async def serving(server: GopherServer) -> AsyncIterator[GopherServer]:
-    """Run `server` on 127.0.0.1 and a free port (server.port) for the duration of the block."""
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, server.handle, 0, host="127.0.0.1"))
-        server.port = listeners[0].socket.getsockname()[1]
-        try:
-            yield server
-        finally:
-            nursery.cancel_scope.cancel()
 
 
 @dataclass

@@ -11,12 +11,11 @@ with an error, or reply with garbage.
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from functools import partial
 
 import trio
+
+from tests.servers.common import serving as serving  # the tests import it from here
 
 
 @dataclass
@@ -336,15 +335,3 @@ class Conversation:
             fields += [str(len(wire(item.text)) - 3).encode(), str(item.text.count(b"\n")).encode()]
             lines.append(b"\t".join(fields))
         await self.send(wire(b"\n".join(lines) + b"\n"))
-
-
-@asynccontextmanager
-async def serving(server: NntpServer) -> AsyncIterator[NntpServer]:
-    """Run `server` on 127.0.0.1 and a free port (server.port) for the duration of the block."""
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, server.handle, 0, host="127.0.0.1"))
-        server.port = listeners[0].socket.getsockname()[1]
-        try:
-            yield server
-        finally:
-            nursery.cancel_scope.cancel()

@@ -17,10 +17,7 @@ from __future__ import annotations
 import re
 import socket
 import struct
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from functools import partial
 
 import trio
 
@@ -43,6 +40,7 @@ from schemes.wais.codec import (
     parse_retrievals,
     pdu_type,
 )
+from tests.servers.common import serving as serving  # the tests import it from here
 
 INDEX = "/srv/wais/idx"
 CORPUS = "/srv/wais/corpus"
@@ -425,15 +423,3 @@ def _top_words(text: bytes) -> list[bytes]:
         if len(word) >= 4:
             counts[word] = counts.get(word, 0) + 1
     return sorted(counts, key=lambda word: (-counts[word], word))[:3]
-
-
-@asynccontextmanager
-async def serving(server: WaisServer) -> AsyncIterator[WaisServer]:
-    """Run `server` on 127.0.0.1 and a free port (server.port) for the duration of the block."""
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, server.handle, 0, host="127.0.0.1"))
-        server.port = listeners[0].socket.getsockname()[1]
-        try:
-            yield server
-        finally:
-            nursery.cancel_scope.cancel()
