@@ -226,7 +226,10 @@ class BulkRun:
         self.pending = 0
         self.start_hosts: set[str] = set()
 
-    def finish(self, job: Job, record: dict[str, Any]) -> None:
+    def finish(self, job: Job, record: dict[str, Any], *, queued: bool = True) -> None:
+        """Record a job's outcome; `queued` is False for jobs that never reached the queue."""
+        if not queued:
+            self.progress.url_added()
         status = record["status"]
         if status == "ok":
             self.totals.ok += 1
@@ -251,11 +254,11 @@ class BulkRun:
             if job.parent is None:
                 first = self.by_url[key]
                 where = f"line {first.line}" if first.line is not None else "the command line"
-                self.finish(job, _record(job, "skipped", reason=f"duplicate of {where}"))
+                self.finish(job, _record(job, "skipped", reason=f"duplicate of {where}"), queued=False)
             return
         self.visited.add(key)
         if key in self.done:
-            self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"))
+            self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"), queued=False)
             return
         self.by_url[key] = job
         self.pending += 1
@@ -273,7 +276,7 @@ class BulkRun:
             try:
                 job.url = parse_url(job.text)
             except URLError as error:
-                self.finish(job, _record(job, "failed", error=error))
+                self.finish(job, _record(job, "failed", error=error), queued=False)
                 continue
             host = getattr(job.url, "host", None)
             if host:
@@ -303,7 +306,7 @@ class BulkRun:
                 guard.check(url, self.client.policy)
             except UnsafeURL as refusal:
                 self.visited.add(str(url))
-                self.finish(child, _record(child, "skipped", reason=f"guard: {refusal.message}"))
+                self.finish(child, _record(child, "skipped", reason=f"guard: {refusal.message}"), queued=False)
                 continue
             self.enqueue(child)
 

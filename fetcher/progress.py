@@ -72,8 +72,7 @@ class RichProgress:
         self._progress.update(self._urls, total=(task.total or 0) + 1)
 
     def url_done(self, record: dict[str, Any]) -> None:
-        if record.get("status") != "skipped" or record.get("reason", "").startswith("duplicate"):
-            self._progress.advance(self._urls)
+        self._progress.advance(self._urls)
 
     def advance(self, count: int) -> None:
         self._progress.advance(self._bytes, count)

@@ -170,3 +170,26 @@ def test_recursive_file_tree_is_confined_and_visits_once(
     assert len(urls) == len(set(urls))
     for path in out.rglob("*"):
         assert path.resolve().is_relative_to(out.resolve())
+
+
+def test_progress_counts_every_record_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    import fetcher.progress as progress
+
+    class Counting(progress.NoProgress):
+        added = 0
+        done = 0
+
+        def url_added(self) -> None:
+            Counting.added += 1
+
+        def url_done(self, record: dict[str, object]) -> None:
+            Counting.done += 1
+
+    monkeypatch.setattr(progress, "make_progress", lambda wanted: Counting())
+    (tmp_path / "a.txt").write_bytes(b"a")
+    url = f"file://{tmp_path}/a.txt"
+    code = main(["-d", str(tmp_path / "out"), url, url, "http://bad host/", "gopher://127.0.0.1:6379/x"])
+    assert code == 1
+    assert (Counting.added, Counting.done) == (4, 4)  # ok, duplicate, bad URL, refused
