@@ -31,8 +31,6 @@ def escape(text: str, *, keep_newlines: bool = False) -> str:
     """Escape control characters (ESC, CR, C1 ...) so a terminal shows them as text."""
     pattern = _CONTROL if keep_newlines else _CONTROL_ALL
     text = pattern.sub(_escape_char, text)
-    if keep_newlines:
-        text = text.replace("\t", "\t")
     return _SURROGATE.sub(_escape_char, text)
 
 
