@@ -117,19 +117,13 @@ class Connection:
             ) from None
         self.stream = tls_stream
 
-    async def receive_some(self, max_bytes: int = RECEIVE_SIZE) -> bytes:
-        """Up to max_bytes; b"" at end of stream."""
-        if self._buffer:
-            data = bytes(self._buffer[:max_bytes])
-            del self._buffer[:max_bytes]
-            return data
-        if self._eof:
-            return b""
+    async def _receive(self, max_bytes: int, doing: str) -> bytes:
+        """One read from the stream under the timeout; b"" (and EOF noted) at end of stream."""
         try:
             with trio.fail_after(self.timeout):
                 data = bytes(await self.stream.receive_some(max_bytes))
         except trio.TooSlowError:
-            raise self._timed_out("receiving") from None
+            raise self._timed_out(doing) from None
         except (trio.BrokenResourceError, OSError) as error:
             raise ProtocolError(
                 f"connection to {self.host}:{self.port} broke: {error.__cause__ or error}",
@@ -139,21 +133,22 @@ class Connection:
             self._eof = True
         return data
 
+    async def receive_some(self, max_bytes: int = RECEIVE_SIZE) -> bytes:
+        """Up to max_bytes; b"" at end of stream."""
+        if self._buffer:
+            data = bytes(self._buffer[:max_bytes])
+            del self._buffer[:max_bytes]
+            return data
+        if self._eof:
+            return b""
+        return await self._receive(max_bytes, "receiving")
+
     async def _fill(self, doing: str) -> bool:
         if self._eof:
             return False
-        try:
-            with trio.fail_after(self.timeout):
-                data = await self.stream.receive_some(RECEIVE_SIZE)
-        except trio.TooSlowError:
-            raise self._timed_out(doing) from None
-        except (trio.BrokenResourceError, OSError) as error:
-            raise ProtocolError(f"connection to {self.host}:{self.port} broke: {error.__cause__ or error}") from None
-        if not data:
-            self._eof = True
-            return False
+        data = await self._receive(RECEIVE_SIZE, doing)
         self._buffer += data
-        return True
+        return bool(data)
 
     async def read_line(self, limit: int = MAX_LINE) -> bytes:
         """One line including its LF (b"" at end of stream; a final unterminated line as is)."""
