@@ -46,6 +46,28 @@ def _size(text: str) -> int:
     return int(digits) * scale
 
 
+def _limit(text: str) -> tuple[str, int]:
+    from .settings import DEFAULT_LIMITS
+
+    name, sep, value = text.partition("=")
+    name = name.strip().replace("-", "_")
+    try:
+        DEFAULT_LIMITS.replace(**{name: _size(value.strip()) if sep else -1})
+    except (TypeError, ValueError, argparse.ArgumentTypeError) as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error} (form NAME=N, e.g. listing_entries=500000)") from None
+    return name, _size(value.strip())
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
+
+
 def _form_field(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name:
@@ -77,6 +99,15 @@ def build_parser() -> argparse.ArgumentParser:
     net = parser.add_argument_group("network and safety")
     net.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="idle time limit (default 30)")
     net.add_argument("--connect-timeout", type=float, default=15.0, metavar="SECONDS")
+    net.add_argument("-m", "--max-time", type=_positive_float, metavar="SECONDS",
+                     help="bound the whole retrieval of one URL (default: no bound)")  # fmt: skip
+    net.add_argument("--speed-limit", type=_size, metavar="BYTES",
+                     help="fail a transfer below BYTES/s for --speed-time (default off; 100 in bulk)")  # fmt: skip
+    net.add_argument("--speed-time", type=_positive_float, default=30.0, metavar="SECONDS",
+                     help="window of the --speed-limit rule (default 30)")  # fmt: skip
+    net.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=N",
+                     help="raise or lower a cap on what a server can send, e.g. listing_entries=500000 "
+                     "(see README: Safety)")  # fmt: skip
     net.add_argument("--allow-port", type=_port_list, action="append", default=[], metavar="PORT",
                      help="allow a port the guard refuses (repeatable)")  # fmt: skip
     net.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")
@@ -91,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_argument("-k", "--insecure", action="store_true", help="do not verify TLS certificates (dangerous)")
     auth = parser.add_argument_group("login")
     auth.add_argument("-u", "--user", metavar="USER[:PASSWORD]", help="credentials (else ~/.netrc, else anonymous)")
+    auth.add_argument("--location-trusted", action="store_true",
+                      help="send -u credentials to hosts redirects lead to (default: URL's origin only)")  # fmt: skip
     auth.add_argument("--netrc-file", metavar="FILE")
     auth.add_argument("--no-netrc", action="store_true")
     auth.add_argument("--anon-password", metavar="EMAIL", help="anonymous FTP password (default $FETCH_EMAIL)")
@@ -148,6 +181,11 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "timeout": args.timeout,
         "connect_timeout": args.connect_timeout,
+        "max_time": args.max_time,
+        "speed_limit": args.speed_limit or 0,
+        "speed_time": args.speed_time,
+        "limits": dict(args.limit),
+        "location_trusted": args.location_trusted,
         "allow_ports": frozenset(args.allow_port),
         "unsafe_ports": args.unsafe_ports,
         "follow_redirects": args.location,

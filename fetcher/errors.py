@@ -111,6 +111,19 @@ class TooLarge(ProtocolError):
     """The body went past the configured --max-size."""
 
 
+class LimitExceeded(TooLarge):
+    """A server sent more than a cap of `fetcher.settings.Limits` allows."""
+
+    def __init__(self, what: str, limit: int, name: str, *, url: str | None = None) -> None:
+        super().__init__(
+            f"the server sent more than {limit} {what}",
+            hint=f"raise the cap with --limit {name}=N (or Client(limits={{'{name}': N}})) if this is expected",
+            url=url,
+        )
+        self.limit_name = name
+        self.limit = limit
+
+
 class Timeout(FetchError):
     """No progress within the configured time."""
 

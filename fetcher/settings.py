@@ -10,6 +10,59 @@ from typing import Any
 
 from .guard import DEFAULT_REDIRECT_SCHEMES, Policy
 
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on everything a server can make grow (count and bytes).
+
+    The defaults are generous: no real archive reaches them, and together
+    they keep one fetch from a hostile server well under 256 MiB of memory.
+    Every pure parser takes the caps it needs as arguments and raises
+    `fetcher.errors.LimitExceeded` (exit 7) past them; the CLI raises one
+    with `--limit NAME=VALUE`, the library with `Client(limits=Limits(...))`
+    or `Client(limits={"name": value})`.
+    """
+
+    #: Entries in one listing: FTP NLST/LIST/MLSD, Gopher menus, Prospero
+    #: replies, NNTP LIST/OVER, WAIS hit lists.
+    listing_entries: int = 200_000
+    #: Bytes of one listing as the server sent it.
+    listing_bytes: int = 64 * 1024 * 1024
+    #: Bytes of one protocol line (a reply line, a menu line, a header line).
+    line_bytes: int = 64 * 1024
+    #: Lines of one multi-line reply: FTP replies, NNTP CAPABILITIES and
+    #: article header blocks.
+    reply_lines: int = 10_000
+    #: HTTP response head: number of header fields and total bytes.
+    header_count: int = 256
+    header_bytes: int = 256 * 1024
+    #: Bytes of one Gopher+ attribute block (`!`, `$`, `+ATTR` replies).
+    attribute_bytes: int = 4 * 1024 * 1024
+    #: Bytes of one WAIS field (headline, DocID, diagnostic text) and of one APDU.
+    wais_field_bytes: int = 1024 * 1024
+    wais_apdu_bytes: int = 16 * 1024 * 1024
+    #: ARDP packets in one Prospero reply.
+    ardp_packets: int = 4096
+    #: Decoded bytes per encoded byte (gzip/deflate bombs), checked once the
+    #: decoded size passes 1 MiB; and how many Content-Encodings may stack.
+    decoded_ratio: int = 1000
+    encodings: int = 4
+    #: Recursive retrieval (-r): URLs waiting in the frontier, and pages fetched.
+    frontier: int = 1_000_000
+    pages: int = 1_000_000
+
+    def replace(self, **changes: int) -> Limits:
+        names = {f.name for f in dataclasses.fields(self)}
+        for name, value in changes.items():
+            if name not in names:
+                raise TypeError(f"unknown limit {name!r} (known: {', '.join(sorted(names))})")
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"limit {name} must be a positive whole number, not {value!r}")
+        return dataclasses.replace(self, **changes)
+
+
+DEFAULT_LIMITS = Limits()
+
 #: Ask the user something: (prompt, secret) -> answer, or None when nobody can answer.
 Prompt = Callable[[str, bool], "str | None"]
 
@@ -19,6 +72,15 @@ class Settings:
     # Time limits, in seconds.  `timeout` bounds every wait for the network.
     timeout: float = 30.0
     connect_timeout: float = 15.0
+    #: Bound on one whole URL (curl -m); None = no bound.
+    max_time: float | None = None
+    #: Low-speed rule (curl --speed-limit/--speed-time): fail when fewer than
+    #: `speed_limit` bytes/s arrive over `speed_time` seconds.  0 = off; the
+    #: bulk runner turns it on by default.
+    speed_limit: int = 0
+    speed_time: float = 30.0
+    #: Caps on what a server can make grow.
+    limits: Limits = DEFAULT_LIMITS
     # The guard.
     allow_ports: frozenset[int] = frozenset()
     unsafe_ports: bool = False
@@ -29,6 +91,9 @@ class Settings:
     # Credentials: -u USER[:PASSWORD], ~/.netrc, FTP anonymous password.
     user: str | None = None
     password: str | None = None
+    #: Send -u credentials to every host a redirect or resolution leads to
+    #: (curl --location-trusted); by default they stay with their origin.
+    location_trusted: bool = False
     use_netrc: bool = True
     netrc_file: str | None = None
     anon_password: str | None = None
@@ -76,6 +141,8 @@ class Settings:
                 raise TypeError(f"unknown setting {name!r}")
             if name in ("allow_ports", "redirect_schemes") and isinstance(value, Iterable):
                 value = frozenset(value)
+            if name == "limits" and isinstance(value, dict):
+                value = DEFAULT_LIMITS.replace(**value)
             setattr(settings, name, value)
         if settings.anon_password is None:
             settings.anon_password = os.environ.get("FETCH_EMAIL")
