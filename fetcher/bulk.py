@@ -27,7 +27,7 @@ from .client import Client, Fetched, Outcome
 from .errors import FetchError, UnsafeURL, URLError
 from .render import listing_json, remote_name, tree_parts
 from .sink import Download, partial_path
-from .text import escape
+from .text import escape, mask_secrets
 from .url import URL, parse_url
 
 
@@ -166,12 +166,17 @@ class Manifest:
 
     def write(self, record: dict[str, Any]) -> None:
         if self._sink is not None:
-            self._sink.write(json.dumps(record, ensure_ascii=True) + "\n")
+            self._sink.write(json.dumps(masked(record), ensure_ascii=True) + "\n")
             self._sink.flush()
 
     def close(self) -> None:
         if self._sink is not None:
             self._sink.close()
+
+
+def masked(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as the manifest shows it: no password of any URL in any text field."""
+    return {key: mask_secrets(value) if isinstance(value, str) else value for key, value in record.items()}
 
 
 def _record(job: Job, status: str, *, error: FetchError | None = None, **values: Any) -> dict[str, Any]:
@@ -257,7 +262,7 @@ class BulkRun:
                 self.finish(job, _record(job, "skipped", reason=f"duplicate of {where}"), queued=False)
             return
         self.visited.add(key)
-        if key in self.done:
+        if mask_secrets(key) in self.done:
             self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"), queued=False)
             return
         self.by_url[key] = job

@@ -225,31 +225,56 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(error: FetchError, url: str | None = None) -> None:
-    from .text import escape
+    from .text import safe_text
 
-    where = f" ({escape(url)})" if url and url not in error.message else ""
-    sys.stderr.write(f"fetch: {escape(error.message)}{where}\n")
+    where = f" ({safe_text(url)})" if url and url not in error.message else ""
+    sys.stderr.write(f"fetch: {safe_text(error.message)}{where}\n")
     if error.hint:
-        sys.stderr.write(f"  hint: {escape(error.hint)}\n")
+        sys.stderr.write(f"  hint: {safe_text(error.hint)}\n")
 
 
-def _enable_trace() -> Callable[[], None]:
-    """Send the protocol trace to stderr; return a function that undoes it.
+class _SafeFormatter:
+    """Formats a log record as one line a terminal cannot be fooled by.
 
-    Undoing matters when `main` runs inside another program (the tests do):
-    the loggers must not keep a handler on a stream that is gone.
+    Every log line fetcher prints (the -v protocol trace, bulk retry lines,
+    handler warnings) passes here, so server text in any of them is escaped
+    and passwords in URLs are masked in one place.
+    """
+
+    def __init__(self) -> None:
+        import logging
+
+        self._plain = logging.Formatter("%(message)s")
+
+    def format(self, record: Any) -> str:
+        from .text import safe_text
+
+        return safe_text(self._plain.format(record))
+
+
+def _install_logging(verbose: bool) -> Callable[[], None]:
+    """Send fetcher's log lines to stderr through `_SafeFormatter`; return a function that undoes it.
+
+    With -v everything from DEBUG up (the protocol trace); otherwise
+    warnings only.  Undoing matters when `main` runs inside another
+    program (the tests do): the loggers must not keep a handler on a
+    stream that is gone.
     """
     import logging
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setFormatter(_SafeFormatter())  # type: ignore[arg-type]
     saved = []
-    for name in ("fetcher.trace", "fetcher"):
+    names = ("fetcher.trace", "fetcher") if verbose else ("fetcher",)
+    for name in names:
         logger = logging.getLogger(name)
         saved.append((logger, logger.level, logger.propagate))
         logger.addHandler(handler)
-        logger.setLevel(logging.DEBUG)
-        logger.propagate = False
+        if verbose:
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = False
+        else:
+            handler.setLevel(logging.WARNING)
 
     def restore() -> None:
         for logger, level, propagate in saved:
@@ -271,12 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         sys.stderr.write("fetch: give at least one URL (or -i FILE)\n")
         return 2
-    restore = _enable_trace() if args.verbose else None
+    restore = _install_logging(args.verbose)
     try:
         return _main(args)
     finally:
-        if restore is not None:
-            restore()
+        restore()
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -370,23 +394,30 @@ async def _run_one(client: Client, text: str, args: argparse.Namespace) -> None:
 
 def _print_error_body(body: bytes) -> None:
     """The server's error page goes to stdout like a document (escaped on a terminal)."""
-    from .text import escape_bytes
+    from .text import TerminalText
 
     out = sys.stdout.buffer
-    out.write(escape_bytes(body).encode("utf-8", "replace") if sys.stdout.isatty() else body)
+    out.write(TerminalText().feed(body, final=True).encode("utf-8", "replace") if sys.stdout.isatty() else body)
     out.flush()
 
 
 async def _stream_to_stdout(resource: Resource) -> None:
-    from .text import escape_bytes
+    """Raw bytes to a pipe or file; escaped text on a terminal.
+
+    On a terminal, a UTF-8 character or CRLF cut between two reads is put
+    back together first (`TerminalText`), so it shows as itself.
+    """
+    from .text import TerminalText
 
     out = sys.stdout.buffer
-    terminal = sys.stdout.isatty()
+    terminal = TerminalText() if sys.stdout.isatty() else None
     async for chunk in resource:
-        if terminal:
-            out.write(escape_bytes(chunk).encode("utf-8", "replace"))
+        if terminal is not None:
+            out.write(terminal.feed(chunk).encode("utf-8", "replace"))
         else:
             out.write(chunk)
+    if terminal is not None:
+        out.write(terminal.close().encode("utf-8", "replace"))
     out.flush()
 
 

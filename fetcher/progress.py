@@ -1,5 +1,8 @@
 """Progress for bulk runs: rich bars on a terminal, nothing otherwise.
 
+Every label and log line shown here passes `fetcher.text.safe_text`:
+server text escaped, passwords in URLs masked.
+
 rich is imported only when bars are shown, so scripted runs (stdout or
 stderr not a terminal) pay nothing for it.
 """
@@ -29,7 +32,9 @@ class NoProgress:
         pass
 
     def log(self, text: str) -> None:
-        sys.stderr.write(text + "\n")
+        from .text import safe_text
+
+        sys.stderr.write(safe_text(text) + "\n")
 
 
 class RichProgress:
@@ -78,7 +83,9 @@ class RichProgress:
         self._progress.advance(self._bytes, count)
 
     def log(self, text: str) -> None:
-        self._progress.console.print(text, markup=False, highlight=False)
+        from .text import safe_text
+
+        self._progress.console.print(safe_text(text), markup=False, highlight=False)
 
 
 def make_progress(wanted: bool | None) -> NoProgress | RichProgress:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .resource import Advisory, Entry
-from .text import escape, safe_filename
+from .text import escape, mask_secrets, safe_filename
 from .url import URL, FileURL, FtpURL, GenericURL, GopherURL, HttpURL, NntpURL, ProsperoURL, WaisURL
 
 
@@ -34,7 +34,7 @@ def gopher_menu(entries: list[Entry]) -> str:
         line = f"{tag:<8}{escape(entry.name)}"
         extra = entry.extra
         if entry.url and (extra.get("link") or extra.get("gopher_type") in ("8", "T")):
-            line += f"  -> {escape(entry.url)}"
+            line += f"  -> {escape(mask_secrets(entry.url))}"
         elif extra.get("foreign"):
             line += f"  [{escape(str(extra.get('host')))}:{extra.get('port')}]"
         if extra.get("gopher_plus") == "?":
@@ -75,8 +75,16 @@ def listing_table(entries: Iterable[Entry]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _json_row(entry: Entry) -> str:
+    row = entry.as_dict()
+    if row.get("url"):
+        row["url"] = mask_secrets(row["url"])
+    return json.dumps(row, ensure_ascii=True, default=str) + "\n"
+
+
 def listing_json(entries: Iterable[Entry]) -> str:
-    return "".join(json.dumps(entry.as_dict(), ensure_ascii=True, default=str) + "\n" for entry in entries)
+    """JSON lines, one per entry: ASCII only (a terminal cannot be fooled), passwords in URLs masked."""
+    return "".join(_json_row(entry) for entry in entries)
 
 
 def listing_links(entries: Iterable[Entry]) -> str:
@@ -95,6 +103,8 @@ def advisory_text(advisory: Advisory) -> str:
 
 def advisory_json(advisory: Advisory) -> str:
     data: dict[str, Any] = {"title": advisory.title, "text": advisory.text, **advisory.fields}
+    if isinstance(data.get("url"), str):
+        data["url"] = mask_secrets(data["url"])
     return json.dumps(data, ensure_ascii=True, default=str) + "\n"
 
 
