@@ -45,7 +45,7 @@ def ftp_server(root: Path) -> Iterator[int]:
         from pyftpdlib.handlers import FTPHandler
         from pyftpdlib.servers import FTPServer
     except ImportError:
-        sys.exit("the tour needs pyftpdlib: python3 -m pip install -e '.[test]'")
+        sys.exit("the tour needs pyftpdlib: python3 -m venv .venv && .venv/bin/pip install -e '.[test]'")
     quiet = logging.getLogger("pyftpdlib")  # it logs every session at INFO otherwise
     quiet.addHandler(logging.NullHandler())
     quiet.propagate = False
