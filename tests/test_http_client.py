@@ -12,7 +12,16 @@ import pytest
 import trio
 
 from fetcher import Client
-from fetcher.errors import AuthError, NotFound, ProtocolError, Timeout, TooLarge, TransientError, UnsafeURL
+from fetcher.errors import (
+    AuthError,
+    LimitExceeded,
+    NotFound,
+    ProtocolError,
+    Timeout,
+    TooLarge,
+    TransientError,
+    UnsafeURL,
+)
 from tests.conftest import run_fetch
 from tests.servers.http_server import Exchange, HTTPTestServer, Received, gzipped, redirect, static
 
@@ -278,8 +287,9 @@ async def test_oversized_head_is_refused(server: HTTPTestServer) -> None:
         await exchange.close()
 
     async with Client() as client:
-        with pytest.raises(ProtocolError, match="malformed HTTP reply"):
+        with pytest.raises(LimitExceeded, match="more than 65536 bytes in one response head field") as caught:
             await client.fetch(server.url("/huge-head"))
+    assert caught.value.limit_name == "line_bytes"
 
 
 # -- redirects --------------------------------------------------------------------------------------------
@@ -300,8 +310,12 @@ async def test_absolute_redirect_and_no_location_flag(server: HTTPTestServer) ->
     server.routes["/abs"] = redirect(server.url("/hello.txt"), 301)
     code, out, _ = await cli(server.url("/abs"))
     assert (code, out) == (0, HELLO)
-    code, out, _ = await cli("--no-location", server.url("/abs"))
-    assert (code, out) == (0, b"moved\n")
+    code, out, err = await cli("--no-location", server.url("/abs"))
+    assert (code, out) == (7, b"")
+    assert err.splitlines()[0] == (
+        f"fetch: HTTP 301 Moved Permanently: {server.url('/abs')} redirects to {server.url('/hello.txt')};"
+        " not followed (--no-location)"
+    )
 
 
 async def test_redirect_loop_stops(server: HTTPTestServer) -> None:

@@ -1,9 +1,10 @@
 """h11 over a fetcher `Connection`: the async part only moves bytes.
 
 h11 does the framing (status line, headers, content-length, chunked,
-close-delimited); this module feeds it what the socket gives, hands back
-events, traces the heads, and knows whether the connection can serve
-another request (the pool keeps it only then).
+close-delimited) and reader.py checks what it parsed against the caps; this
+module feeds them what the socket gives, hands back events, traces the
+heads, and knows whether the connection can serve another request (the pool
+keeps it only then).
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ import h11
 
 from fetcher.errors import ProtocolError, UnsafeURL
 from fetcher.net import Connection
+from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 
+from .reader import ReplyReader
 from .request import RequestHead
+from .response import mask_userinfo
 
 trace = logging.getLogger("fetcher.trace")
 
-#: Largest response head accepted (status line plus headers).
-MAX_HEAD = 64 * 1024
-#: Largest read of a Content-Length body (fewer, larger reads for big files).
+#: Largest read of a Content-Length body (fewer, larger reads for big files),
+#: and the most bytes of small chunks joined into one piece of a chunked body.
 BODY_RECEIVE = 1 << 20
 
 
@@ -46,18 +49,16 @@ def _framing(response: h11.Response) -> tuple[int | None, bool]:
 
 
 class HTTPConnection:
-    """One HTTP/1.1 connection: h11's state machine plus the socket under it."""
+    """One HTTP/1.1 connection: the checked h11 state machine plus the socket under it."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, limits: Limits = DEFAULT_LIMITS) -> None:
         self.connection = connection
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+        self.reader = ReplyReader(f"{connection.host}:{connection.port}", limits)
         #: Bytes received since the current request was sent: 0 means the
         #: server never started answering (safe to retry elsewhere).
         self.received = 0
         #: Requests sent on this connection (1 for a fresh one).
         self.requests = 0
-        self.eof = False
-        self.head_received = False
         #: Set when a Content-Length body was read past h11 (see `iter_body`):
         #: whether the connection may carry another request.
         self._bypassed: bool | None = None
@@ -68,18 +69,26 @@ class HTTPConnection:
         return f"<HTTPConnection {self.connection.host}:{self.connection.port} requests={self.requests}>"
 
     @property
+    def eof(self) -> bool:
+        return self.reader.eof
+
+    @property
+    def head_received(self) -> bool:
+        return self.reader.head_received
+
+    @property
     def reusable(self) -> bool:
         if self._bypassed is not None:
             return self._bypassed
-        return self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE
+        return self.reader.h11.our_state is h11.DONE and self.reader.h11.their_state is h11.DONE
 
     async def send_request(self, head: RequestHead) -> None:
         self.received = 0
         self.requests += 1
-        self.head_received = False
+        self.reader.sent_request()
         try:
-            data = self.h11.send(h11.Request(method=head.method, target=head.target, headers=head.headers))
-            data += self.h11.send(h11.EndOfMessage())
+            data = self.reader.h11.send(h11.Request(method=head.method, target=head.target, headers=head.headers))
+            data += self.reader.h11.send(h11.EndOfMessage())
         except h11.LocalProtocolError as error:
             raise UnsafeURL(
                 f"refusing to send this request: {error}",
@@ -95,51 +104,21 @@ class HTTPConnection:
 
     async def next_event(self) -> h11.Event:
         while True:
-            try:
-                event = self.h11.next_event()
-            except h11.RemoteProtocolError as error:
-                raise self._bad_reply(error) from None
-            if event is h11.PAUSED:
-                raise ProtocolError(f"{self.connection.host}:{self.connection.port} switched protocols unexpectedly")
+            event = self.reader.next_event()
             if event is not h11.NEED_DATA:
                 assert isinstance(event, h11.Event)
                 return event
             data = await self.connection.receive_some()
             self.received += len(data)
-            self.eof = not data
-            try:
-                self.h11.receive_data(data)
-            except h11.RemoteProtocolError as error:
-                raise self._bad_reply(error) from None
-
-    def _bad_reply(self, error: h11.RemoteProtocolError) -> ProtocolError:
-        where = f"{self.connection.host}:{self.connection.port}"
-        text = str(error)
-        if self.eof:
-            if self.head_received:
-                return ProtocolError(
-                    f"{where} closed the connection before the end of the body",
-                    hint="run again with -C/--continue to resume",
-                )
-            return ProtocolError(f"{where} closed the connection without a complete reply", hint="try again")
-        return ProtocolError(f"{where} sent a malformed HTTP reply: {escape(text)}")
+            self.reader.receive_data(data)
 
     async def receive_response(self) -> h11.Response:
         """The final response head; 1xx interim responses are traced and skipped."""
         while True:
             event = await self.next_event()
             if isinstance(event, h11.InformationalResponse | h11.Response):
-                # h11 bounds only a head that arrives in pieces; one that
-                # arrives in a single read must obey the same limit.
-                size = sum(len(name) + len(value) + 4 for name, value in event.headers) + len(event.reason)
-                if size > MAX_HEAD:
-                    where = f"{self.connection.host}:{self.connection.port}"
-                    raise ProtocolError(
-                        f"{where} sent a malformed HTTP reply: a response head over {MAX_HEAD // 1024} KiB"
-                    )
                 self._trace_head(event)
             if isinstance(event, h11.Response):
-                self.head_received = True
                 self._length, self._keep_alive = _framing(event)
                 return event
             if isinstance(event, h11.ConnectionClosed):
@@ -154,7 +133,8 @@ class HTTPConnection:
         reason = event.reason.decode("latin-1")
         trace.debug("< %s", escape(f"HTTP/{event.http_version.decode('latin-1')} {event.status_code} {reason}"))
         for name, value in event.headers.raw_items():
-            trace.debug("< %s", escape(f"{name.decode('latin-1')}: {value.decode('latin-1')}"))
+            text = mask_userinfo(value.decode("latin-1"))
+            trace.debug("< %s", escape(f"{name.decode('latin-1')}: {text}"))
 
     async def iter_body(self) -> AsyncIterator[bytes]:
         """The response body as it arrives, until the message ended.
@@ -164,6 +144,10 @@ class HTTPConnection:
         more, which costs a quarter of the time of a large download.  h11
         has framed the head and decided the length; the next request on
         this connection starts with a fresh h11 state machine.
+
+        Chunks already in h11's buffer are joined into one piece (up to
+        BODY_RECEIVE bytes): a server sending endless 1-byte chunks costs
+        one piece per read, not one trip through every layer per byte.
         """
         if self._length is not None:
             async for data in self._counted_body(self._length):
@@ -172,17 +156,26 @@ class HTTPConnection:
         while True:
             event = await self.next_event()
             if isinstance(event, h11.Data):
-                yield bytes(event.data)
+                parts = [bytes(event.data)]
+                size = len(parts[0])
+                ended = False
+                while size < BODY_RECEIVE:
+                    more = self.reader.next_event()
+                    if not isinstance(more, h11.Data):
+                        ended = isinstance(more, h11.EndOfMessage | h11.ConnectionClosed)
+                        break
+                    parts.append(bytes(more.data))
+                    size += len(more.data)
+                yield parts[0] if len(parts) == 1 else b"".join(parts)
+                if ended:
+                    return
             elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
                 return
 
     async def _counted_body(self, length: int) -> AsyncIterator[bytes]:
         remaining = length
         while remaining > 0:
-            try:
-                event = self.h11.next_event()
-            except h11.RemoteProtocolError as error:
-                raise self._bad_reply(error) from None
+            event = self.reader.next_event()
             if event is h11.NEED_DATA:
                 break
             if isinstance(event, h11.Data):
@@ -207,19 +200,19 @@ class HTTPConnection:
             remaining -= len(data)
             yield data
         if self._keep_alive:
-            self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+            self.reader.fresh()
             self._bypassed = True
 
     def start_next_cycle(self) -> None:
         if self._bypassed is not None:
             self._bypassed = None
             return
-        self.h11.start_next_cycle()
+        self.reader.h11.start_next_cycle()
 
     @property
     def switched(self) -> bool:
         """True after a successful CONNECT (the stream now belongs to the tunnel)."""
-        return self.h11.our_state is h11.SWITCHED_PROTOCOL
+        return self.reader.h11.our_state is h11.SWITCHED_PROTOCOL
 
     async def aclose(self) -> None:
         await self.connection.aclose()

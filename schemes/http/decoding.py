@@ -3,7 +3,10 @@
 Each `feed` yields decoded pieces of at most `PIECE` bytes and never holds
 more than one piece: a gzip bomb (a few KiB that inflate to gigabytes) is
 decoded lazily, so the caller's size limit stops it after the limit, not
-after the memory is gone.  Pure: bytes in, bytes out, no I/O.
+after the memory is gone.  Two caps of `fetcher.settings.Limits` arrive as
+arguments of `decoder_for`: how many codings may stack (`encodings`) and how
+many decoded bytes one received byte may become (`decoded_ratio`).  Pure:
+bytes in, bytes out, no I/O.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from fetcher.errors import ProtocolError
+from fetcher.errors import LimitExceeded, ProtocolError
+from fetcher.text import escape
 
 PIECE = 256 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
@@ -110,41 +114,90 @@ class DeflateDecoder:
 
 
 class Chain:
-    """Several codings, undone in turn (`Content-Encoding: deflate, gzip` means gzip was applied last)."""
+    """Several codings, undone in turn (`Content-Encoding: deflate, gzip` means gzip was applied last).
+
+    The stages are run by an explicit stack rather than by nested generators,
+    so the depth of the chain never becomes the depth of the Python stack
+    (3000 stacked codings once ended in a RecursionError).  Each stage holds
+    at most one pending piece: memory is the number of stages times PIECE.
+    """
 
     def __init__(self, decoders: list[Decoder]) -> None:
         self._decoders = decoders
 
     def feed(self, data: bytes) -> Iterator[bytes]:
-        return self._onward(0, self._decoders[0].feed(data))
+        return self._run(0, self._decoders[0].feed(data))
 
     def flush(self) -> Iterator[bytes]:
         for index, decoder in enumerate(self._decoders):
-            yield from self._onward(index, decoder.flush())
+            yield from self._run(index, decoder.flush())
 
-    def _onward(self, index: int, pieces: Iterator[bytes]) -> Iterator[bytes]:
+    def _run(self, index: int, pieces: Iterator[bytes]) -> Iterator[bytes]:
         """Pass what decoder `index` produced through the decoders after it."""
-        if index + 1 == len(self._decoders):
-            yield from pieces
-            return
-        following = self._decoders[index + 1]
+        last = len(self._decoders) - 1
+        stack = [(index, pieces)]
+        while stack:
+            stage, source = stack[-1]
+            piece = next(source, None)
+            if piece is None:
+                stack.pop()
+            elif stage == last:
+                yield piece
+            elif piece:
+                stack.append((stage + 1, self._decoders[stage + 1].feed(piece)))
+
+
+#: The decoded/encoded ratio is judged only past this many decoded bytes:
+#: small bodies of zeros or of one repeated line compress far beyond any
+#: sane ratio, and are harmless.
+RATIO_FLOOR = 1 << 20
+
+
+class Bounded:
+    """A decoder that stops a compression bomb: decoded bytes per received byte are capped."""
+
+    def __init__(self, inner: Decoder, max_ratio: int) -> None:
+        self._inner = inner
+        self._max_ratio = max_ratio
+        self.encoded = 0
+        self.decoded = 0
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        self.encoded += len(data)
+        return self._count(self._inner.feed(data))
+
+    def flush(self) -> Iterator[bytes]:
+        return self._count(self._inner.flush())
+
+    def _count(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
         for piece in pieces:
-            yield from self._onward(index + 1, following.feed(piece))
+            self.decoded += len(piece)
+            if self.decoded > RATIO_FLOOR and self.decoded > self._max_ratio * max(self.encoded, 1):
+                raise LimitExceeded("decoded bytes per encoded byte (a compression bomb?)", self._max_ratio,
+                                    "decoded_ratio")  # fmt: skip
+            yield piece
 
 
 DECODERS: dict[str, Callable[[], Decoder]] = {"gzip": GzipDecoder, "x-gzip": GzipDecoder, "deflate": DeflateDecoder}
 
 
-def decoder_for(codings: list[str]) -> Decoder | None:
-    """A decoder for a Content-Encoding list (the order the server applied them), or None."""
+def decoder_for(codings: list[str], *, max_encodings: int, max_ratio: int) -> Decoder | None:
+    """A decoder for a Content-Encoding list (the order the server applied them), or None.
+
+    More than `max_encodings` codings (identity included) raise
+    `LimitExceeded` before any decoder is built; the decoder returned
+    raises it once the body inflates past `max_ratio` times its size.
+    """
+    if len(codings) > max_encodings:
+        raise LimitExceeded("stacked content encodings", max_encodings, "encodings")
     codings = [coding for coding in codings if coding != "identity"]
     if not codings:
         return None
     unknown = [coding for coding in codings if coding not in DECODERS]
     if unknown:
         raise ProtocolError(
-            f"the server used a content encoding fetcher cannot decode: {', '.join(unknown)}",
+            f"the server used a content encoding fetcher cannot decode: {escape(', '.join(unknown))}",
             hint="--raw saves the encoded bytes as they came",
         )
     decoders: list[Decoder] = [DECODERS[coding]() for coding in reversed(codings)]
-    return decoders[0] if len(decoders) == 1 else Chain(decoders)
+    return Bounded(decoders[0] if len(decoders) == 1 else Chain(decoders), max_ratio)

@@ -20,6 +20,7 @@ import h11
 from fetcher.client import Session
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
 from fetcher.resource import Resource
+from fetcher.text import escape
 from fetcher.url import URL, HttpURL, join
 
 from . import response as rules
@@ -122,6 +123,7 @@ class Handler:
 
     async def _connect(self, url: HttpURL, session: Session, route: Route) -> HTTPConnection:
         tls = url.scheme == "https"
+        limits = session.settings.limits
         if tls and session.settings.insecure:
             log.warning(
                 "WARNING: --insecure: the TLS certificate of %s is NOT checked; "
@@ -130,18 +132,18 @@ class Handler:
             )
         if route.proxy is None:
             connection = await session.connect(url.host, url.port, scheme=url.scheme, tls=tls)
-            return HTTPConnection(connection)
+            return HTTPConnection(connection, limits)
         proxy = route.proxy
         connection = await session.connect(proxy.host, proxy.port, scheme="http", what="proxy port")
         if not tls:
-            return HTTPConnection(connection)
+            return HTTPConnection(connection, limits)
         try:
-            await self._tunnel(url, session, HTTPConnection(connection), proxy)
+            await self._tunnel(url, session, HTTPConnection(connection, limits), proxy)
             await connection.start_tls(session.ssl_context(), url.host)
         except BaseException:
             await connection.aclose()
             raise
-        return HTTPConnection(connection)
+        return HTTPConnection(connection, limits)
 
     async def _tunnel(self, url: HttpURL, session: Session, connection: HTTPConnection, proxy: HttpURL) -> None:
         """CONNECT host:port through the proxy; afterwards the stream is the origin's."""
@@ -155,10 +157,9 @@ class Handler:
                 f"{where} wants a login (HTTP 407)", hint="put the login in the proxy URL: http://USER:PASS@HOST:PORT"
             )
         if not 200 <= reply.status_code < 300:
-            reason = reply.reason.decode("latin-1")
-            raise ConnectError(f"{where} refused to connect to {url.host}:{url.port}: HTTP {reply.status_code} "
-                               f"{reason}")  # fmt: skip
-        data, _closed = connection.h11.trailing_data
+            status = rules.status_line(reply.status_code, reply.reason.decode("latin-1"))
+            raise ConnectError(f"{where} refused to connect to {url.host}:{url.port}: {status}")
+        data, _closed = connection.reader.h11.trailing_data
         if data:
             raise ProtocolError(f"{where} sent data before the TLS handshake")
 
@@ -219,16 +220,20 @@ class Handler:
         status = reply.status_code
         reason = reply.reason.decode("latin-1")
         location = rules.header(headers, "location")
-        if status in rules.REDIRECTS and session.settings.follow_redirects:
+        if status in rules.REDIRECTS and not session.settings.follow_redirects:
+            refused = _not_followed(url, status, reason, location)
+            refused.body = await self._error_body(lease, headers)
+            raise refused
+        if status in rules.REDIRECTS:
             if location is None:
                 raise ProtocolError(f"HTTP {status} redirect from {public(url)} without a Location header")
             await self._discard(lease, headers)
             try:
                 target = join(url, rules.location_reference(location))
             except URLError as error:
-                raise ProtocolError(
-                    f"HTTP {status} redirect to an unusable Location {location!r}: {error.message}"
-                ) from None
+                shown = escape(rules.mask_userinfo(location))
+                raise ProtocolError(f"HTTP {status} redirect to an unusable Location \"{shown}\": {error.message}",
+                                    url=str(public(url))) from None  # fmt: skip
             return await session.follow(target)
         if status >= 400 or (300 <= status < 400 and status not in rules.REDIRECTS):
             failure = rules.status_error(status, reason, str(public(url)), headers, sent_credentials=sent_credentials)
@@ -240,7 +245,10 @@ class Handler:
         self, url: HttpURL, session: Session, lease: Lease, headers: rules.Headers, status: int, offset: int
     ) -> Resource:
         codings = rules.header_list(headers, "content-encoding")
-        decoder = None if session.settings.raw else decoder_for(codings)
+        limits = session.settings.limits
+        decoder = None
+        if not session.settings.raw:
+            decoder = decoder_for(codings, max_encodings=limits.encodings, max_ratio=limits.decoded_ratio)
         length = rules.content_length(headers)
         start = 0
         total = length
@@ -259,7 +267,7 @@ class Handler:
             total = 0
         metadata = {"status": status, "headers": headers}
         if codings:
-            metadata["content_encoding"] = ", ".join(codings)
+            metadata["content_encoding"] = ", ".join(codings[: limits.encodings + 1])
         return Resource(
             url,
             "document",
@@ -298,8 +306,10 @@ class Handler:
 
     async def _read_some(self, lease: Lease, headers: rules.Headers, limit: int) -> tuple[bytes, bool]:
         """Up to `limit` decoded body bytes; True if the body ended within it."""
+        limits = lease.connection.reader.limits
         try:
-            decoder = decoder_for(rules.header_list(headers, "content-encoding"))
+            decoder = decoder_for(rules.header_list(headers, "content-encoding"),
+                                  max_encodings=limits.encodings, max_ratio=limits.decoded_ratio)  # fmt: skip
         except FetchError:
             decoder = None
         parts: list[bytes] = []
@@ -327,6 +337,29 @@ class Handler:
     async def _error_body(self, lease: Lease, headers: rules.Headers) -> bytes:
         body, _ = await self._read_some(lease, headers, rules.ERROR_BODY_LIMIT)
         return body
+
+
+def _not_followed(url: HttpURL, status: int, reason: str, location: str | None) -> rules.RedirectNotFollowed:
+    """The error for a redirect that is not to be followed: it says where the redirect points."""
+    origin = str(public(url))
+    what = rules.status_line(status, reason)
+    target: str | None = None
+    if location is None:
+        shown = "without a Location header"
+    else:
+        try:
+            target = str(join(url, rules.location_reference(location)))
+        except URLError:
+            shown = f'to an unusable Location "{escape(rules.mask_userinfo(location))}"'
+        else:
+            shown = f"to {escape(rules.mask_userinfo(target))}"
+    return rules.RedirectNotFollowed(
+        f"{what}: {origin} redirects {shown}; not followed (--no-location)",
+        status=status,
+        location=target,
+        hint="fetch the target URL itself, or drop --no-location to follow redirects",
+        url=origin,
+    )
 
 
 async def _body(lease: Lease, decoder: Decoder | None) -> AsyncIterator[bytes]:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from urllib.parse import unquote
 
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
-from fetcher.text import safe_filename
+from fetcher.text import escape, safe_filename
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: How much of an error page (or of a redirect body being discarded) is read.
@@ -169,9 +169,40 @@ def location_reference(value: str) -> str:
     return _LOCATION_SAFE.sub(encode, text)
 
 
+_USERINFO_PASSWORD = re.compile(r"(//[^/?#@:]*:)[^/?#]*@")
+
+
+def mask_userinfo(text: str) -> str:
+    """`scheme://user:secret@host/...` with the password shown as ****, for traces and messages.
+
+    Works on any text (a Location value, a URL that did not parse); the
+    last "@" before the path ends the userinfo, as the URL parser reads it.
+    """
+    return _USERINFO_PASSWORD.sub(r"\1****@", text, count=1)
+
+
+class RedirectNotFollowed(ProtocolError):
+    """A redirect arrived while redirects are not followed (--no-location, follow_redirects=False).
+
+    Exit 7 like any reply the client was told not to accept; `location` is
+    the absolute target (None when the Location was missing or unusable),
+    `status` the redirect status.
+    """
+
+    def __init__(self, message: str, *, status: int, location: str | None, hint: str | None, url: str) -> None:
+        super().__init__(message, hint=hint, url=url)
+        self.status = status
+        self.location = location
+
+
+def status_line(status: int, reason: str) -> str:
+    """`HTTP 404 Not Found` with the server's reason phrase escaped (it is server text)."""
+    return f"HTTP {status} {escape(reason)}".rstrip()
+
+
 def status_error(status: int, reason: str, where: str, headers: Headers, *, sent_credentials: bool) -> FetchError:
     """The error a non-success status means (DESIGN.md exit codes)."""
-    what = f"HTTP {status} {reason}".rstrip()
+    what = status_line(status, reason)
     error: FetchError
     if status in (404, 410):
         error = NotFound(f"{what}: {where} does not exist", url=where)
