@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import signal
 import sys
 import time
@@ -24,11 +23,15 @@ import trio
 
 from . import guard
 from .client import Client, Fetched, Outcome
-from .errors import FetchError, UnsafeURL, URLError
-from .render import listing_json, remote_name, tree_parts
-from .sink import Download, partial_path
+from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
+from .layout import Layout, load_done, make_dirs
+from .render import listing_json
+from .sink import Download, output_error, partial_path, write_file
 from .text import escape, mask_secrets
 from .url import URL, parse_url
+
+#: Exit code of a -r run that stopped following links at --limit frontier/pages (LimitExceeded's).
+LIMIT_EXIT = 7
 
 
 @dataclass
@@ -81,78 +84,15 @@ def load_inputs(args: argparse.Namespace) -> list[Job]:
             source: IO[str] = sys.stdin
             jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
         else:
-            with open(args.input_file, encoding="utf-8", errors="surrogateescape") as source:
-                jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
+            try:
+                with open(args.input_file, encoding="utf-8", errors="surrogateescape") as source:
+                    jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
+            except OSError as error:
+                raise UsageError(
+                    f"cannot read -i {args.input_file}: {error.strerror or error}",
+                    hint="give a file of URLs, one per line ('-' reads them from stdin)",
+                ) from None
     return jobs
-
-
-def load_done(manifest: str) -> set[str]:
-    """URLs a previous manifest records as retrieved (and whose file still exists)."""
-    done: set[str] = set()
-    try:
-        with open(manifest, encoding="utf-8") as source:
-            for line in source:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if record.get("status") != "ok":
-                    continue
-                path = record.get("path")
-                if path is None or Path(path).exists():
-                    done.add(record["url"])
-    except FileNotFoundError:
-        pass
-    return done
-
-
-# -- where files go ------------------------------------------------------------
-
-
-class Layout:
-    """Assigns each URL a path inside `root`; names are sanitized and confined.
-
-    Collisions get `.1`, `.2`, ... in the order URLs are assigned (input
-    order, then discovery order), so a re-run assigns the same names.
-    """
-
-    def __init__(self, root: Path, mode: str) -> None:
-        self.root = root
-        self.mode = mode
-        self._taken: set[Path] = set()
-        self._resolved_root = root.resolve()
-
-    def _unique(self, path: Path) -> Path:
-        candidate = path
-        counter = 0
-        while candidate in self._taken:
-            counter += 1
-            candidate = path.with_name(f"{path.name}.{counter}")
-        self._taken.add(candidate)
-        return candidate
-
-    def _confined(self, path: Path) -> Path:
-        # Every component went through safe_filename, so a lexical check is
-        # enough (and spares one lstat per path component per file).
-        absolute = os.path.normpath(os.path.join(self._resolved_root, path.relative_to(self.root)))
-        if not absolute.startswith(str(self._resolved_root) + os.sep):
-            raise UnsafeURL(
-                f"{path} would be outside {self.root}", part="path", rule="confinement", hint="this is a bug"
-            )
-        return path
-
-    def document(self, url: URL) -> Path:
-        if self.mode == "tree":
-            parts = tree_parts(url)
-            return self._confined(self._unique(self.root.joinpath(*parts)))
-        return self._confined(self._unique(self.root / remote_name(url)))
-
-    def listing(self, url: URL) -> Path:
-        if self.mode == "tree":
-            parts = tree_parts(url, directory=True)
-            return self._confined(self._unique(self.root.joinpath(*parts, "index.listing.json")))
-        name = remote_name(url)
-        return self._confined(self._unique(self.root / f"{name}.listing.json"))
 
 
 # -- the manifest ---------------------------------------------------------------
@@ -162,16 +102,34 @@ class Manifest:
     """One JSON object per URL, written and flushed as each finishes."""
 
     def __init__(self, path: str | None) -> None:
-        self._sink: IO[str] | None = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+        self.path = path
+        self._sink: IO[str] | None = None
+        if path:
+            try:
+                self._sink = open(path, "a+", encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+                end = self._sink.tell()
+                if end > 0:
+                    # A run cut short may have left half a line: end it, so the next record stays whole.
+                    self._sink.seek(end - 1)
+                    if self._sink.buffer.read(1) != b"\n":
+                        self._sink.write("\n")
+            except OSError as error:
+                raise output_error(error, path) from None
 
     def write(self, record: dict[str, Any]) -> None:
         if self._sink is not None:
-            self._sink.write(json.dumps(masked(record), ensure_ascii=True) + "\n")
-            self._sink.flush()
+            try:
+                self._sink.write(json.dumps(masked(record), ensure_ascii=True) + "\n")
+                self._sink.flush()
+            except OSError as error:
+                raise output_error(error, self.path or "manifest") from None
 
     def close(self) -> None:
         if self._sink is not None:
-            self._sink.close()
+            try:
+                self._sink.close()
+            except OSError:
+                pass  # already reported by write()
 
 
 def masked(record: dict[str, Any]) -> dict[str, Any]:
@@ -219,11 +177,18 @@ class BulkRun:
         self.client = client
         self.manifest = manifest
         self.progress = progress
-        self.layout = Layout(Path(args.directory or "."), args.layout)
+        records = load_done(args.skip_done) if args.skip_done else None
+        for problem in records.problems if records is not None else []:
+            progress.log(problem)
+        self.done = records.done if records is not None else set()
+        self.layout = Layout(Path(args.directory or "."), args.layout, owned=records.owned if records else None)
         self.totals = Totals()
         self.by_url: dict[str, Job] = {}
         self.visited: set[str] = set()
-        self.done = load_done(args.skip_done) if args.skip_done else set()
+        #: -r caps (--limit frontier=N, pages=N): URLs waiting, URLs taken on in all.
+        self.limits = client.settings.limits
+        self.taken = 0
+        self.capped: str | None = None
         self.follow_schemes = (
             {s.strip().lower() for s in args.follow_schemes.split(",")} if args.follow_schemes else set()
         )
@@ -266,6 +231,7 @@ class BulkRun:
             self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"), queued=False)
             return
         self.by_url[key] = job
+        self.taken += 1
         self.pending += 1
         self.progress.url_added()
         self.queue_send.send_nowait(job.url)
@@ -307,6 +273,8 @@ class BulkRun:
             child = Job(text=str(url), line=None, url=url, depth=job.depth + 1, parent=str(job.url))
             if str(url) in self.visited:
                 continue
+            if self._over_cap():
+                return
             try:
                 guard.check(url, self.client.policy)
             except UnsafeURL as refusal:
@@ -315,13 +283,31 @@ class BulkRun:
                 continue
             self.enqueue(child)
 
+    def _over_cap(self) -> bool:
+        """True (with a one-line note, once) when -r may take on no more URLs: memory stays bounded."""
+        if self.capped is not None:
+            return True
+        if self.pending >= self.limits.frontier:
+            self.capped, value, what = "frontier", self.limits.frontier, "URLs waiting"
+        elif self.taken >= self.limits.pages:
+            self.capped, value, what = "pages", self.limits.pages, "URLs in this run"
+        else:
+            return False
+        self.progress.log(
+            f"fetch: -r stops following links at {value} {what} (--limit {self.capped}={value}); "
+            f"what is queued is still retrieved; raise the cap with --limit {self.capped}=N"
+        )
+        return True
+
     def handle(self, outcome: Outcome) -> None:
         job = self.by_url[outcome.url]
         common: dict[str, Any] = {"attempts": outcome.attempts, "seconds": round(outcome.seconds, 4)}
         if outcome.error is not None:
             record = _record(job, "failed", error=outcome.error, **common)
-            if job.path is not None and partial_path(job.path).exists():
-                record["partial"] = str(partial_path(job.path))
+            if job.path is not None:
+                record["target"] = str(job.path)  # the name stays this URL's in a --skip-done re-run
+                if partial_path(job.path).exists():
+                    record["partial"] = str(partial_path(job.path))
             self.finish(job, record)
         elif isinstance(outcome.result, Download):
             result = outcome.result
@@ -340,17 +326,29 @@ class BulkRun:
         elif isinstance(outcome.result, Fetched):
             fetched = outcome.result
             path = None
+            if job.path is not None:  # named as a document before its kind was known; nothing was written
+                self.layout.release(job.path)
+                job.path = None
             if fetched.kind == "listing":
                 assert job.url is not None
                 target = self.layout.listing(job.url)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(listing_json(fetched.entries), encoding="utf-8")
+                try:
+                    make_dirs(self.layout.root, target.parent)
+                    write_file(target, listing_json(fetched.entries).encode("utf-8"))
+                except OutputError as error:
+                    record = _record(job, "failed", error=error, kind=fetched.kind, **common)
+                    self.finish(job, record)
+                    self._done_one()
+                    return
                 path = str(target)
             self.finish(
                 job, _record(job, "ok", kind=fetched.kind, path=path, content_type=fetched.content_type, **common)
             )
             if fetched.kind == "listing":
                 self.follow_links(job, fetched)
+        self._done_one()
+
+    def _done_one(self) -> None:
         self.pending -= 1
         if self.pending == 0:
             self.queue_send.close()
@@ -369,7 +367,7 @@ class BulkRun:
         def destination(url: URL) -> Path:
             path = self.destination(url)
             if path.parent not in made:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_dirs(self.layout.root, path.parent)
                 made.add(path.parent)
             return path
 
@@ -432,4 +430,6 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     if interrupted:
         sys.stderr.write("fetch: interrupted; .part files kept, rerun with -C --skip-done MANIFEST to resume\n")
         return 130
-    return 1 if run.totals.failed else 0
+    if run.totals.failed:
+        return 1
+    return LIMIT_EXIT if run.capped else 0

@@ -68,6 +68,32 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _whole(minimum: int, what: str) -> Callable[[str], int]:
+    """An argparse type: a whole number >= `minimum` (0 or 1), refused with exit 2 otherwise."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} must be {'positive' if minimum else 'zero or more'}")
+        return value
+
+    return parse
+
+
+_count = _whole(1, "a count")
+_zero_or_more = _whole(0, "a count")
+
+
+def _positive_size(text: str) -> int:
+    value = _size(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive size")
+    return value
+
+
 def _form_field(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name:
@@ -81,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Retrieve RFC 1738 URLs: ftp, http(s), gopher(s), news, nntp(s), wais, prospero, file, "
         "telnet and mailto.",
         epilog="Exit codes: 0 ok, 1 some bulk URLs failed, 2 usage or bad URL, 3 refused by the guard, "
-        "4 cannot connect, 5 login refused, 6 not found, 7 protocol error, 8 timeout, 130 interrupted.",
+        "4 cannot connect, 5 login refused, 6 not found, 7 protocol error, 8 timeout, 9 cannot write the output, "
+        "130 interrupted, 141 stdout closed by its reader.",
     )
     add = parser.add_argument
     add("urls", nargs="*", metavar="URL", help="URLs to retrieve")
@@ -94,11 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--links", action="store_true", help="listings as absolute URLs, one per line")
     out.add_argument("-v", "--verbose", action="store_true", help="trace protocol lines on stderr")
     out.add_argument("--raw", action="store_true", help="keep wire forms (no gzip decoding, no CRLF conversion)")
-    out.add_argument("--max-size", type=_size, metavar="SIZE", help="stop with an error past SIZE bytes")
+    out.add_argument("--max-size", type=_positive_size, metavar="SIZE", help="stop with an error past SIZE bytes")
     out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")
     net = parser.add_argument_group("network and safety")
-    net.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="idle time limit (default 30)")
-    net.add_argument("--connect-timeout", type=float, default=15.0, metavar="SECONDS")
+    net.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
+                     help="idle time limit (default 30)")  # fmt: skip
+    net.add_argument("--connect-timeout", type=_positive_float, default=15.0, metavar="SECONDS")
     net.add_argument("-m", "--max-time", type=_positive_float, metavar="SECONDS",
                      help="bound the whole retrieval of one URL (default: no bound)")  # fmt: skip
     net.add_argument("--speed-limit", type=_size, metavar="BYTES",
@@ -113,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")
     net.add_argument("-L", "--location", action="store_true", default=True, help="follow redirects (default)")
     net.add_argument("--no-location", dest="location", action="store_false", help="do not follow redirects")
-    net.add_argument("--max-redirs", type=int, default=20, metavar="N")
+    net.add_argument("--max-redirs", type=_zero_or_more, default=20, metavar="N")
     net.add_argument(
         "--redirect-schemes", metavar="LIST", help="schemes a redirect may lead to (default http,https,ftp)"
     )
@@ -137,8 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="answer a Gopher+ ASK form field (repeatable)")  # fmt: skip
     proto.add_argument("--range", dest="article_range", type=_range, metavar="FIRST-LAST", help="news articles")
     proto.add_argument("--nntp-server", metavar="HOST[:PORT]", help="server for news: URLs (default $NNTPSERVER)")
-    proto.add_argument("--max-hits", type=int, default=40, metavar="N", help="WAIS search hits (default 40)")
-    proto.add_argument("--wais-chunk", type=int, default=10000, metavar="BYTES", help="WAIS retrieval chunk")
+    proto.add_argument("--max-hits", type=_count, default=40, metavar="N", help="WAIS search hits (default 40)")
+    proto.add_argument("--wais-chunk", type=_count, default=10000, metavar="BYTES", help="WAIS retrieval chunk")
     proto.add_argument("--strict", dest="gopher_strict", action="store_true", help="RFC 1436 text unstuffing")
     proto.add_argument("--resolve-only", action="store_true", help="prospero: print the resolved URL only")
     proto.add_argument("--interactive", action="store_true", help="telnet: open a real session")
@@ -146,15 +174,15 @@ def build_parser() -> argparse.ArgumentParser:
     bulk.add_argument("-i", "--input-file", metavar="FILE", help="read URLs from FILE ('-' for stdin)")
     bulk.add_argument("-d", "--directory", metavar="DIR", help="save every document under DIR")
     bulk.add_argument("--layout", choices=("flat", "tree"), default="flat")
-    bulk.add_argument("-j", "--jobs", type=int, default=8, metavar="N")
-    bulk.add_argument("--per-host", type=int, default=2, metavar="N")
-    bulk.add_argument("--retries", type=int, default=2, metavar="N")
-    bulk.add_argument("--retry-max-time", type=float, default=60.0, metavar="SECONDS")
+    bulk.add_argument("-j", "--jobs", type=_count, default=8, metavar="N")
+    bulk.add_argument("--per-host", type=_count, default=2, metavar="N")
+    bulk.add_argument("--retries", type=_zero_or_more, default=2, metavar="N")
+    bulk.add_argument("--retry-max-time", type=_positive_float, default=60.0, metavar="SECONDS")
     bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL")
     bulk.add_argument("--skip-done", metavar="MANIFEST", help="skip URLs this manifest records as done")
     bulk.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     bulk.add_argument("-r", "--recursive", action="store_true", help="follow listings")
-    bulk.add_argument("--depth", type=int, default=5, metavar="N")
+    bulk.add_argument("--depth", type=_zero_or_more, default=5, metavar="N")
     bulk.add_argument("--span-hosts", action="store_true")
     bulk.add_argument("--follow-schemes", metavar="LIST", help="schemes recursion may cross into")
     return parser
@@ -319,6 +347,8 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("fetch: interrupted\n")
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
     except FetchError as error:
         report(error)
         return error.exit_code
@@ -329,6 +359,8 @@ def _main(args: argparse.Namespace) -> int:
         if interrupts is not None:
             sys.stderr.write("fetch: interrupted\n")
             return 130
+        if rest is not None and rest.split(BrokenPipeError)[0] is not None:
+            return _stdout_closed()
         errors, other = (rest or group).split(FetchError)
         if other is None and errors is not None:
             first = _first_leaf(errors)
@@ -336,6 +368,25 @@ def _main(args: argparse.Namespace) -> int:
                 report(first)
                 return first.exit_code
         raise
+
+
+#: Exit code when the reader of stdout went away (`fetch URL | head`): 128 + SIGPIPE, as a shell reports it.
+STDOUT_CLOSED = 141
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (`| head`): stop quietly, as curl and cat do.
+
+    stdout is pointed at /dev/null so the interpreter's final flush does
+    not raise (and print) a second BrokenPipeError on the way out.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return STDOUT_CLOSED
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -375,7 +426,7 @@ async def _run_one(client: Client, text: str, args: argparse.Namespace) -> None:
 
     url = parse_url(text)
     target: Path | None = None
-    if args.output:
+    if args.output and args.output != "-":
         target = Path(args.output)
     elif args.remote_name:
         target = Path(args.output_dir or ".") / render.remote_name(url)
@@ -389,7 +440,8 @@ async def _run_one(client: Client, text: str, args: argparse.Namespace) -> None:
             if args.remote_name and not args.output and resource.filename and offset == 0:
                 suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, resource.filename)
                 target = suggested
-            await save(resource, target, resumed=offset > 0, digest=False)
+            # -o names the user's own file: a special one (/dev/null, a FIFO) is written in place.
+            await save(resource, target, resumed=offset > 0, digest=False, in_place_ok=bool(args.output))
 
 
 def _print_error_body(body: bytes) -> None:
@@ -435,7 +487,12 @@ def _print_resource_meta(resource: Resource, args: argparse.Namespace, target: A
         assert resource.advisory is not None
         text = render.advisory_json(resource.advisory) if args.json else render.advisory_text(resource.advisory)
     if target is not None:
-        target.write_text(text, encoding="utf-8")
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError as error:
+            from .sink import output_error
+
+            raise output_error(error, target) from None
         return
     sys.stdout.write(text)
     sys.stdout.flush()

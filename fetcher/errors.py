@@ -131,6 +131,14 @@ class Timeout(FetchError):
     transient = True
 
 
+class OutputError(FetchError):
+    """fetcher cannot write where it was asked: a full disk, no permission, a
+    missing directory, or a symlink or special file in the way of a `.part`
+    file (fetcher never writes through those)."""
+
+    exit_code = 9
+
+
 class Interrupted(FetchError):
     """The user pressed Ctrl-C."""
 

@@ -168,4 +168,4 @@ def remote_name(url: URL, suggested: str | None = None) -> str:
         from urllib.parse import unquote
 
         candidate = unquote(url.path.rstrip("/").rsplit("/", 1)[-1], errors="surrogateescape")
-    return safe_filename(candidate, fallback=getattr(url, "host", None) or "index")
+    return safe_filename(candidate, fallback="index")

@@ -9,8 +9,10 @@ gathering whatever arrived while the previous one was being written.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +20,7 @@ from typing import IO, Any
 
 import trio
 
-from .errors import ProtocolError
+from .errors import OutputError, ProtocolError
 from .resource import Resource
 from .url import URL
 
@@ -45,64 +47,174 @@ def partial_path(target: Path) -> Path:
 
 
 def partial_size(target: Path) -> int:
+    """Bytes of a `.part` file -C can resume: a regular file of fetcher's, never a symlink."""
     try:
-        return partial_path(target).stat().st_size
-    except FileNotFoundError:
+        info = os.lstat(partial_path(target))
+    except OSError:
         return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
+#: A new `.part` file: created here and now, never an existing file, never through a symlink.
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+#: A `.part` file to resume: an existing regular file, not reached through a symlink.
+_RESUME = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+#: A special file named with -o (/dev/null, a FIFO, a terminal): written where it is.
+_IN_PLACE = os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def output_error(error: OSError, path: Path | str) -> OutputError:
+    """One line that says what could not be written and what to do, for any OSError of the sink."""
+    reason = error.strerror or str(error)
+    where = Path(path)
+    full = (
+        f"free some space, then run again with -C to resume from {where.name}"
+        if where.name.endswith(".part")
+        else "free some space, then run again"
+    )
+    hints = {
+        errno.ENOSPC: full,
+        errno.EDQUOT: full,
+        errno.EACCES: f"check the permissions of {where.parent}",
+        errno.EPERM: f"check the permissions of {where.parent}",
+        errno.EROFS: "choose a writable place with -o, --output-dir or -d",
+        errno.ENOENT: f"create the directory {where.parent} first",
+        errno.ENOTDIR: f"something in {where.parent} is not a directory",
+        errno.ENAMETOOLONG: "choose a shorter name with -o",
+        errno.ELOOP: f"{where.name} is a symlink; fetcher does not write through one: remove it",
+        errno.EISDIR: f"{where.name} is a directory; choose another name with -o",
+    }
+    return OutputError(f"cannot write {where}: {reason}", hint=hints.get(error.errno or 0))
+
+
+def inspect_target(target: Path) -> str:
+    """What is at `target` now: "missing", "file", "directory" or "special" (symlinks followed)."""
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as error:
+        raise output_error(error, target) from None
+    if stat.S_ISREG(info.st_mode):
+        return "file"
+    return "directory" if stat.S_ISDIR(info.st_mode) else "special"
 
 
 class _PartFile:
-    """The `.part` file, touched only from worker threads."""
+    """The `.part` file (or a special file written in place), touched only from worker threads.
 
-    def __init__(self, partial: Path, start: int, digest: Any) -> None:
+    Every OSError leaves here as an `OutputError` (exit 9), with what did
+    arrive still in `.part` for -C.
+    """
+
+    def __init__(self, partial: Path, start: int, digest: Any, *, in_place: Path | None = None) -> None:
         self.partial = partial
         self.start = start
         self.digest = digest
+        self.in_place = in_place
         self.sink: IO[bytes] | None = None
 
+    @property
+    def where(self) -> Path:
+        return self.in_place or self.partial
+
     def open(self) -> None:
-        if self.start:
-            sink = open(self.partial, "r+b")  # noqa: SIM115 - closed in finish()
-            if self.digest is not None:
-                remaining = self.start
-                while remaining > 0:
-                    block = sink.read(min(remaining, 1 << 20))
-                    if not block:
-                        break
-                    self.digest.update(block)
-                    remaining -= len(block)
-            sink.truncate(self.start)
-            sink.seek(self.start)
-            self.sink = sink
-        else:
-            self.sink = open(self.partial, "wb")  # noqa: SIM115
+        try:
+            self._open()
+        except OSError as error:
+            raise output_error(error, self.where) from None
+
+    def _open(self) -> None:
+        if self.in_place is not None:
+            self.sink = os.fdopen(os.open(self.in_place, _IN_PLACE), "wb")
+            return
+        if not self.start:
+            self.sink = os.fdopen(_create_exclusive(self.partial), "wb")
+            return
+        fd = os.open(self.partial, _RESUME)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
+            raise OutputError(
+                f"{self.partial} is not a regular file of its own (a special file or a hard link); not resuming it",
+                hint="remove it and run again",
+            )
+        sink = os.fdopen(fd, "r+b")
+        self.sink = sink
+        if self.digest is not None:
+            remaining = self.start
+            while remaining > 0:
+                block = sink.read(min(remaining, 1 << 20))
+                if not block:
+                    break
+                self.digest.update(block)
+                remaining -= len(block)
+        sink.truncate(self.start)
+        sink.seek(self.start)
 
     def write(self, chunks: list[bytes]) -> None:
         assert self.sink is not None
-        for chunk in chunks:
-            self.sink.write(chunk)
-            if self.digest is not None:
-                self.digest.update(chunk)
+        try:
+            for chunk in chunks:
+                self.sink.write(chunk)
+                if self.digest is not None:
+                    self.digest.update(chunk)
+            self.sink.flush()
+        except OSError as error:
+            raise output_error(error, self.where) from None
 
     def close(self) -> None:
         if self.sink is not None:
-            self.sink.close()
-            self.sink = None
+            sink, self.sink = self.sink, None
+            try:
+                sink.close()
+            except OSError as error:
+                raise output_error(error, self.where) from None
 
     def finish(self, target: Path, modified: float | None) -> None:
-        self.close()
-        if modified is not None:
-            os.utime(self.partial, (modified, modified))
-        os.replace(self.partial, target)
+        try:
+            if modified is not None and self.sink is not None and self.in_place is None:
+                os.utime(self.sink.fileno(), (modified, modified))
+            self.close()
+            if self.in_place is None:
+                os.replace(self.partial, target)
+        except OSError as error:
+            raise output_error(error, target) from None
 
     def write_all(self, chunks: list[bytes], target: Path, modified: float | None, complete: bool) -> None:
         self.open()
         try:
             self.write(chunks)
-        finally:
-            self.close()
+        except BaseException:
+            self._quiet_close()
+            raise
         if complete:
             self.finish(target, modified)
+        else:
+            self.close()
+
+    def _quiet_close(self) -> None:
+        try:
+            self.close()
+        except OutputError:
+            pass
+
+
+def _create_exclusive(partial: Path) -> int:
+    """Create `partial` afresh; an old `.part` (a regular file) is replaced, anything else refused."""
+    for _ in range(2):
+        try:
+            return os.open(partial, _CREATE, 0o666)
+        except FileExistsError:
+            info = os.lstat(partial)
+            if not stat.S_ISREG(info.st_mode):
+                kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+                raise OutputError(
+                    f"{partial} is {kind}; fetcher does not write through it",
+                    hint="remove it (someone else put it there), or choose another name",
+                ) from None
+            os.unlink(partial)  # an earlier run's .part, restarted (without -C)
+    raise OutputError(f"{partial} keeps reappearing; another program is writing there", hint="choose another name")
 
 
 async def save(
@@ -112,6 +224,7 @@ async def save(
     resumed: bool = False,
     on_chunk: Callable[[int], None] | None = None,
     digest: bool = True,
+    in_place_ok: bool = False,
 ) -> Download:
     """Write an open document to `target` through `target.part`.
 
@@ -120,9 +233,26 @@ async def save(
     rename happens only after the whole body arrived and its length matches
     what the server announced, so a failure never leaves a complete-looking
     file; what did arrive stays in `.part` for a later resume.
+
+    `.part` is created with O_EXCL|O_NOFOLLOW, so nothing planted there (a
+    symlink, a FIFO) is ever written through.  A `target` that exists and
+    is not a regular file (/dev/null, a FIFO, a terminal) is never renamed
+    over: with `in_place_ok` (the user named it, as with -o) it is written
+    where it is, else refused.  Every failure to write is an `OutputError`.
     """
     start = resource.offset if resumed else 0
-    part = _PartFile(partial_path(target), start, hashlib.sha256() if digest else None)
+    in_place = None
+    kind = inspect_target(target)
+    if kind == "directory":
+        raise OutputError(f"{target} is a directory", hint="choose a file name with -o, or use -d DIR")
+    if kind == "special":
+        if not in_place_ok:
+            raise OutputError(
+                f"{target} exists and is not a regular file; fetcher does not replace it",
+                hint="remove it, or choose another name",
+            )
+        in_place, start = target, 0
+    part = _PartFile(partial_path(target), start, hashlib.sha256() if digest else None, in_place=in_place)
     modified = resource.modified.timestamp() if resource.modified is not None else None
     written = start
     buffered: list[bytes] = []
@@ -157,16 +287,19 @@ async def save(
         await trio.to_thread.run_sync(part.finish, target, modified)
         opened = False
         return _download(resource, target, written, part, start)
-    except BaseException:
-        if buffered and not opened:
-            # Keep what arrived, for -C/--continue.
+    except BaseException as error:
+        if buffered and not opened and not isinstance(error, OutputError) and in_place is None:
+            # Keep what arrived, for -C/--continue (unless the disk is what failed).
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(part.write_all, buffered, target, modified, False)
+                try:
+                    await trio.to_thread.run_sync(part.write_all, buffered, target, modified, False)
+                except OutputError:
+                    pass
         raise
     finally:
         if opened:
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(part.close)
+                await trio.to_thread.run_sync(part._quiet_close)
 
 
 async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Callable[[int], None] | None) -> int:
@@ -179,12 +312,18 @@ async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Call
     send, receive = trio.open_memory_channel[list[bytes]](2)
     total = sum(len(chunk) for chunk in first)
     failure: BaseException | None = None
+    broken: list[OutputError] = []
 
     async def writer() -> None:
         with trio.CancelScope(shield=True):  # the disk always gets what arrived
             async with receive:
                 async for batch in receive:
-                    await trio.to_thread.run_sync(part.write, batch)
+                    if broken:
+                        continue  # drain, so the receiving side never blocks
+                    try:
+                        await trio.to_thread.run_sync(part.write, batch)
+                    except OutputError as error:  # disk full: stop receiving, report it
+                        broken.append(error)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer)
@@ -201,11 +340,15 @@ async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Call
                     if batch_size >= SMALL_BODY:
                         await send.send(batch)
                         batch, batch_size = [], 0
+                        if broken:
+                            break
             except BaseException as error:
                 failure = error
             with trio.CancelScope(shield=True):
-                if batch:
+                if batch and not broken:
                     await send.send(batch)
+    if broken:
+        raise broken[0]
     if failure is not None:
         raise failure
     return total
@@ -228,3 +371,13 @@ def _download(resource: Resource, target: Path, written: int, part: _PartFile, s
         content_type=resource.content_type,
         resumed_from=start,
     )
+
+
+def write_file(target: Path, data: bytes) -> None:
+    """A small file fetcher makes itself (a listing's JSON): the same `.part`, no-follow, rename rules."""
+    kind = inspect_target(target)
+    if kind in ("directory", "special"):
+        raise OutputError(f"{target} exists and is not a regular file; fetcher does not replace it",
+                          hint="remove it, or choose another output directory")  # fmt: skip
+    part = _PartFile(partial_path(target), 0, None)
+    part.write_all([data], target, None, True)

@@ -1,0 +1,214 @@
+"""Where bulk and recursive runs put files, and what an earlier manifest says they own.
+
+Rules (the README's Safety section says them to users):
+
+- Every path component comes from `fetcher.text.safe_filename`: no `..`,
+  no absolute path, no device name, no control or format character, at
+  most 239 bytes of the file system encoding (room for `.part` and a number).
+- Equal names are numbered `NAME.1`, `NAME.2`, ... in the order URLs are
+  assigned (input order, then discovery order); a counter per name keeps
+  this linear however many equal names arrive.
+- First come keeps the name: a directory needed where a document already
+  is becomes `NAME.d/`; a document whose name is already a directory is
+  numbered.  So a mirror holding both `/x` and `/x/y` keeps both.
+- A path deeper or longer than the system allows is replaced by
+  `HOST/_long/<hash of the URL>-<tail of the name>`.
+- With `--skip-done`, a URL keeps the name an earlier record gave it, and a
+  new URL never takes a name an earlier record owns.
+- Directories are created one component at a time below the output
+  directory, and a symlink or non-directory met on the way is refused, so
+  nothing is written outside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+from .errors import OutputError, UnsafeURL, UsageError
+from .render import remote_name, tree_parts
+from .text import NAME_MAX, fit_name, hashed_name, mask_secrets, safe_text
+
+#: Longest path the system opens (PATH_MAX): 4096 on Linux, 1024 on the BSDs and macOS.
+PATH_MAX = 4096 if sys.platform.startswith("linux") else 1024
+#: Bytes kept free for what is appended to a name (`.part`, `.12345`).
+_TAIL_ROOM = 16
+
+
+class Layout:
+    """Assigns each URL a path inside `root`; names are sanitized, confined and unique."""
+
+    def __init__(self, root: Path, mode: str, *, owned: dict[str, str] | None = None) -> None:
+        self.root = root
+        self.mode = mode
+        self._resolved_root = os.path.abspath(root)
+        self._files: set[Path] = set()
+        self._dirs: set[Path] = set()
+        self._dir_alias: dict[Path, Path] = {}
+        self._counters: dict[Path, int] = {}
+        self._known: dict[str, Path] = {}
+        for url, recorded in (owned or {}).items():
+            if self._inside(Path(recorded)):
+                # The same spelling as this run's paths (root as the user gave it), so names compare.
+                path = root / os.path.relpath(os.path.abspath(recorded), self._resolved_root)
+                self._known[url] = path
+                self._take(path)
+
+    def _inside(self, path: Path) -> bool:
+        absolute = os.path.normpath(os.path.abspath(path))
+        return absolute.startswith(self._resolved_root.rstrip(os.sep) + os.sep)
+
+    def _take(self, path: Path) -> None:
+        self._files.add(path)
+        parent = path.parent
+        while parent != self.root and parent not in self._dirs and len(parent.parts) > len(self.root.parts):
+            self._dirs.add(parent)
+            parent = parent.parent
+
+    def _unique(self, path: Path) -> Path:
+        if path not in self._files and path not in self._dirs:
+            return path
+        counter = self._counters.get(path, 0)
+        while True:
+            counter += 1
+            candidate = path.with_name(fit_name(f"{path.name}.{counter}", NAME_MAX - 6))
+            if candidate not in self._files and candidate not in self._dirs:
+                self._counters[path] = counter
+                return candidate
+
+    def _too_long(self, parts: list[str]) -> bool:
+        size = len(os.fsencode(self._resolved_root)) + sum(len(os.fsencode(part)) + 1 for part in parts)
+        return size + _TAIL_ROOM >= PATH_MAX
+
+    def _place(self, parts: list[str], key: str) -> Path:
+        known = self._known.get(key)
+        if known is not None:
+            return known
+        parts = [fit_name(part, NAME_MAX - _TAIL_ROOM) for part in parts]
+        if self._too_long(parts):
+            head = parts[:1] if self.mode == "tree" else []
+            parts = [*head, "_long", hashed_name(key, parts[-1])]
+        directory = self.root
+        for part in parts[:-1]:
+            wanted = directory / part
+            candidate = self._dir_alias.get(wanted, wanted)
+            if candidate in self._files:  # a document has this name: the directory becomes NAME.d
+                number = 0
+                alias = candidate.with_name(candidate.name + ".d")
+                while alias in self._files:
+                    number += 1
+                    alias = candidate.with_name(f"{candidate.name}.d{number}")
+                self._dir_alias[wanted] = alias
+                candidate = alias
+            self._dirs.add(candidate)
+            directory = candidate
+        path = self._unique(directory / parts[-1])
+        self._files.add(path)
+        return self._confined(path)
+
+    def release(self, path: Path) -> None:
+        """Give back a document name that was never written (the URL turned out to be a listing)."""
+        self._files.discard(path)
+
+    def _confined(self, path: Path) -> Path:
+        # Every component went through safe_filename, so a lexical check is
+        # enough here; make_dirs refuses symlinks met on the way.
+        if not self._inside(path):
+            raise UnsafeURL(
+                f"{path} would be outside {self.root}", part="path", rule="confinement", hint="this is a bug"
+            )
+        return path
+
+    def document(self, url: object) -> Path:
+        key = mask_secrets(str(url))
+        parts = tree_parts(url) if self.mode == "tree" else [remote_name(url)]  # type: ignore[arg-type]
+        return self._place(parts, key)
+
+    def listing(self, url: object) -> Path:
+        key = mask_secrets(str(url)) + "#listing"
+        if self.mode == "tree":
+            parts = [*tree_parts(url, directory=True), "index.listing.json"]  # type: ignore[arg-type]
+        else:
+            name = remote_name(url)  # type: ignore[arg-type]
+            parts = [fit_name(f"{name}.listing.json", NAME_MAX - _TAIL_ROOM)]
+        return self._place(parts, key)
+
+
+def make_dirs(root: Path, directory: Path) -> None:
+    """Create `directory` below `root`, one component at a time, never through a symlink.
+
+    `root` itself (the user's -d) is created as given.  Below it, an
+    existing component must be a real directory: a symlink or a file in
+    the way is refused (`OutputError`), so no write lands outside `root`.
+    """
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        from .sink import output_error
+
+        raise output_error(error, root) from None
+    current = root
+    for part in directory.relative_to(root).parts:
+        current = current / part
+        try:
+            os.mkdir(current)
+            continue
+        except FileExistsError:
+            pass
+        except OSError as error:
+            from .sink import output_error
+
+            raise output_error(error, current) from None
+        info = os.lstat(current)
+        if not stat.S_ISDIR(info.st_mode):
+            kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a directory"
+            raise OutputError(
+                f"{current} is {kind}; fetcher does not write through it",
+                hint=f"remove it, or choose another output directory than {root}",
+            )
+
+
+# -- what an earlier manifest says ---------------------------------------------------
+
+
+class DoneRecords:
+    """`--skip-done MANIFEST`: URLs retrieved already, and the file name every recorded URL owns."""
+
+    def __init__(self) -> None:
+        self.done: set[str] = set()
+        self.owned: dict[str, str] = {}
+        self.problems: list[str] = []
+
+
+def load_done(manifest: str) -> DoneRecords:
+    """Read an earlier manifest; a truncated or corrupt line is reported (with its number) and ignored."""
+    records = DoneRecords()
+    try:
+        source = open(manifest, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+    except FileNotFoundError:
+        return records  # the first run of a resumable job
+    except OSError as error:
+        raise UsageError(f"cannot read --skip-done {manifest}: {error.strerror}") from None
+    with source:
+        for number, line in enumerate(source, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                url = record["url"]
+                if not isinstance(url, str):
+                    raise TypeError(url)
+            except (ValueError, KeyError, TypeError, IndexError):
+                problem = "truncated" if not line.endswith("\n") else "not a manifest record"
+                records.problems.append(f"fetch: --skip-done {safe_text(manifest)} line {number}: {problem}; ignored")
+                continue
+            url = mask_secrets(url)
+            path = record.get("path") or record.get("target")
+            if isinstance(path, str):
+                records.owned.setdefault(url + "#listing" if record.get("kind") == "listing" else url, path)
+            if record.get("status") == "ok" and (not isinstance(path, str) or os.path.exists(path)):
+                records.done.add(url)
+    return records

@@ -1,0 +1,387 @@
+"""The file system is never harmed: symlinks, special files, full disks, hostile names.
+
+The special files are real: a FIFO with a reader, a symlink planted at
+NAME.part and at NAME, /dev/null reached through a symlink the test owns, a
+tmpfs that fills up (or, where mounting is not allowed, a writer that fails
+with ENOSPC the way a full disk does).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import subprocess
+import threading
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fetcher.cli import build_parser, main, settings_from_args
+from fetcher.layout import PATH_MAX, Layout, load_done
+from fetcher.text import NAME_MAX, fit_name, safe_filename
+from fetcher.url import parse_url
+from tests.plugin_scheme import LineServer
+from tests.servers.common import serving
+from tests.servers.gopher import GopherServer
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture
+def server() -> Iterator[LineServer]:
+    """x-test server: GET NAME answers NAME's body; `big` is 3 MiB, `cut` stops short, `busy` says retry."""
+
+    def reply(name: str) -> bytes | None:
+        if name == "big":
+            return b"OK %d\r\n" % (3 << 20) + b"b" * (3 << 20)
+        if name == "cut":
+            return b"OK 100\r\nonly part"
+        if name.startswith("missing"):
+            return b"ERR 6 no such file\r\n"
+        data = (name or "root").encode() * 3
+        return b"OK %d\r\n" % len(data) + data
+
+    line_server = LineServer(reply)
+    yield line_server
+    line_server.close()
+
+
+def url(server: LineServer, name: str) -> str:
+    return f"x-test://127.0.0.1:{server.port}/{name}"
+
+
+# -- symlinks and special files ------------------------------------------------------
+
+
+def test_a_symlink_planted_at_part_is_never_written_through(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    target = tmp_path / "out.bin"
+    (tmp_path / "out.bin.part").symlink_to(victim)
+    for extra in ([], ["-C"]):
+        assert main([*extra, "-o", str(target), url(server, "doc")]) == 9
+        err = capsysbinary.readouterr().err.decode()
+        assert "out.bin.part is a symlink; fetcher does not write through it" in err
+        assert "Traceback" not in err
+        assert victim.read_bytes() == b"precious"
+        assert (tmp_path / "out.bin.part").is_symlink() and not target.exists()
+
+
+def test_a_symlink_planted_at_name_is_replaced_not_followed(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "doc").symlink_to(victim)
+    assert main(["-O", "--output-dir", str(out), url(server, "doc")]) == 0
+    assert victim.read_bytes() == b"precious"
+    assert not (out / "doc").is_symlink() and (out / "doc").read_bytes() == b"docdocdoc"
+
+
+def test_bulk_refuses_planted_symlinks_at_part_and_in_the_tree(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "doc.part").symlink_to(victim)
+    manifest = tmp_path / "m.jsonl"
+    code = main(["-d", str(out), "--manifest", str(manifest), "--no-progress", url(server, "doc"), url(server, "ok")])
+    assert code == 1
+    rows = {row["url"].rsplit("/", 1)[-1]: row for row in map(json.loads, manifest.read_text().splitlines())}
+    assert rows["doc"]["status"] == "failed" and rows["doc"]["exit_code"] == 9
+    assert "symlink" in rows["doc"]["error"]
+    assert rows["ok"]["status"] == "ok" and (out / "ok").read_bytes() == b"okokok"
+    assert victim.read_bytes() == b"precious"
+    assert "Traceback" not in capsysbinary.readouterr().err.decode()
+
+
+async def test_a_symlinked_directory_inside_the_output_tree_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    server = GopherServer()
+    async with serving(server):
+        server.extra_routes.update({b"/sub/a.txt": b"alpha\r\n", b"/b.txt": b"beta\r\n"})
+        server._routes = None
+        out = tmp_path / "out"
+        site = out / f"gopher_{server.host}_{server.port}"
+        site.mkdir(parents=True)
+        (site / "sub").symlink_to(elsewhere)
+        manifest = tmp_path / "m.jsonl"
+        base = f"gopher://{server.host}:{server.port}/0"
+        args = build_parser().parse_args(["--layout", "tree", "-d", str(out), "--manifest", str(manifest),
+                                          "--no-progress", f"{base}/sub/a.txt", f"{base}/b.txt"])  # fmt: skip
+        from fetcher.bulk import run_bulk
+
+        assert await run_bulk(args, settings_from_args(args)) == 1
+    assert list(elsewhere.iterdir()) == []
+    rows = [json.loads(line) for line in manifest.read_text().splitlines()]
+    failed = [row for row in rows if row["status"] == "failed"]
+    assert len(failed) == 1 and "a symlink; fetcher does not write through it" in failed[0]["error"]
+    assert (site / "b.txt").read_bytes() == b"beta\r\n"
+
+
+def test_output_to_a_fifo_is_written_in_place(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    assert main(["-o", str(fifo), url(server, "doc")]) == 0
+    reader.join(timeout=10)
+    assert received == [b"docdocdoc"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert not (tmp_path / "pipe.part").exists()
+
+
+def test_dev_null_through_a_symlink_is_written_in_place(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    link = tmp_path / "sink"
+    link.symlink_to("/dev/null")
+    assert main(["-o", str(link), url(server, "big")]) == 0
+    assert link.is_symlink() and os.readlink(link) == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert not (tmp_path / "sink.part").exists()
+
+
+def test_output_dash_is_stdout(x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["-o", "-", url(server, "doc")]) == 0
+    assert capsysbinary.readouterr().out == b"docdocdoc"
+    assert not Path("-").exists()
+
+
+def test_a_special_file_in_the_bulk_tree_is_not_replaced(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "doc")
+    manifest = tmp_path / "m.jsonl"
+    assert main(["-d", str(out), "--manifest", str(manifest), "--no-progress", url(server, "doc")]) == 1
+    row = json.loads(manifest.read_text())
+    assert row["exit_code"] == 9 and "not a regular file" in row["error"]
+    assert stat.S_ISFIFO(os.lstat(out / "doc").st_mode)
+
+
+def test_resume_refuses_a_hard_linked_part(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    source = tmp_path / "source"
+    source.write_bytes(b"pre and the rest")
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"pre")
+    os.link(victim, tmp_path / "out.part")
+    assert main(["-C", "-o", str(tmp_path / "out"), f"file://{source}"]) == 9
+    assert "not a regular file of its own" in capsysbinary.readouterr().err.decode()
+    assert victim.read_bytes() == b"pre"
+    # Without -C the old .part is replaced (its link removed), never written into.
+    assert main(["-o", str(tmp_path / "out"), url(server, "doc")]) == 0
+    assert victim.read_bytes() == b"pre" and (tmp_path / "out").read_bytes() == b"docdocdoc"
+
+
+# -- a full disk ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A 256 KiB file system: a real tmpfs where mounting is allowed, else writes that fail with ENOSPC past 256 KiB."""
+    where = tmp_path / "small"
+    where.mkdir()
+    try:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(where)],
+                                 capture_output=True).returncode == 0  # fmt: skip
+    except OSError:  # no mount(8) here
+        mounted = False
+    if not mounted:
+        import fetcher.sink
+
+        real_fdopen = os.fdopen
+
+        class Full:
+            def __init__(self, raw: object) -> None:
+                self.raw = raw
+                self.size = 0
+
+            def write(self, data: bytes) -> int:
+                if self.size + len(data) > 256 << 10:
+                    room = (256 << 10) - self.size
+                    self.raw.write(data[:room])  # type: ignore[attr-defined]
+                    self.size += room
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                self.size += len(data)
+                return self.raw.write(data)  # type: ignore[attr-defined,no-any-return]
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(self.raw, name)
+
+        def fdopen(fd: int, mode: str = "r", *args: object) -> object:
+            raw = real_fdopen(fd, mode, *args)  # type: ignore[call-overload]
+            return Full(raw) if "w" in mode or "+" in mode else raw
+
+        monkeypatch.setattr(fetcher.sink.os, "fdopen", fdopen)
+    try:
+        yield where
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(where)], check=False)
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_full_disk_is_one_line_and_keeps_the_part(
+    small_disk: Path, x_test: None, capsysbinary: pytest.CaptureFixture[bytes], size: str
+) -> None:
+    length = (600 << 10) if size == "small" else (3 << 20)  # one write, or the streaming writer
+    line_server = LineServer(lambda name: b"OK %d\r\n" % length + b"z" * length)
+    try:
+        target = small_disk / "doc"
+        assert main(["-o", str(target), f"x-test://127.0.0.1:{line_server.port}/doc"]) == 9
+    finally:
+        line_server.close()
+    err = capsysbinary.readouterr().err.decode()
+    assert err.splitlines()[0].startswith(f"fetch: cannot write {target}.part: No space left on device")
+    assert "hint: free some space, then run again with -C to resume from doc.part" in err
+    assert "Traceback" not in err and len(err.splitlines()) == 2
+    assert not target.exists()
+    assert 0 < (small_disk / "doc.part").stat().st_size <= 256 << 10
+
+
+def test_dev_full_is_one_line(x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    assert main(["-o", "/dev/full", url(server, "doc")]) == 9
+    err = capsysbinary.readouterr().err.decode()
+    assert err.startswith("fetch: cannot write /dev/full: No space left on device (x-test://")
+    assert err.endswith("\n  hint: free some space, then run again\n") and "Traceback" not in err
+
+
+# -- names ---------------------------------------------------------------------------
+
+
+@FUZZ
+@given(st.text(max_size=300))
+def test_safe_filename_is_one_safe_component(name: str) -> None:
+    safe = safe_filename(name)
+    assert safe not in ("", ".", "..") and "/" not in safe and "\\" not in safe
+    assert len(os.fsencode(safe)) <= NAME_MAX - 16
+    assert not [c for c in safe if unicodedata.category(c) in {"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"}]
+
+
+def test_long_multibyte_names_are_cut_keeping_the_extension() -> None:
+    name = "名" * 200 + ".tar.gz"
+    safe = safe_filename(name)
+    assert safe.endswith(".gz") and len(os.fsencode(safe)) <= NAME_MAX - 16
+    assert safe.startswith("名" * 70)
+    assert fit_name("é" * 300) == "é" * 127
+    assert safe_filename("\u202egnp.exe") == "_gnp.exe" and safe_filename("a\u200bb\x00c\x9b") == "a_b_c_"
+
+
+def test_equal_names_are_numbered_in_linear_time() -> None:
+    layout = Layout(Path("out"), "flat")
+    urls = [parse_url(f"http://h{i}.example/same.txt") for i in range(20_000)]
+    names = [layout.document(u).name for u in urls]
+    assert names[:3] == ["same.txt", "same.txt.1", "same.txt.2"]
+    assert names[-1] == "same.txt.19999" and len(set(names)) == 20_000
+
+
+def test_a_file_and_a_directory_of_the_same_name_both_land() -> None:
+    layout = Layout(Path("out"), "tree")
+    first = layout.document(parse_url("gopher://h/0/x"))
+    below = layout.document(parse_url("gopher://h/0/x/y"))
+    assert (first, below) == (Path("out/gopher_h/x"), Path("out/gopher_h/x.d/y"))
+    other = Layout(Path("out"), "tree")
+    below = other.document(parse_url("gopher://h/0/x/y"))
+    first = other.document(parse_url("gopher://h/0/x"))
+    assert (first, below) == (Path("out/gopher_h/x.1"), Path("out/gopher_h/x/y"))
+
+
+async def test_a_mirror_with_x_and_x_slash_y_and_a_very_deep_path(tmp_path: Path) -> None:
+    deep = b"/" + b"/".join([b"d"] * 7000) + b"/end.txt"
+    server = GopherServer()
+    async with serving(server):
+        server.extra_routes.update({b"/x": b"file x\r\n", b"/x/y": b"file y\r\n", deep: b"deep\r\n"})
+        server._routes = None
+        base = f"gopher://{server.host}:{server.port}/0"
+        out = tmp_path / "out"
+        manifest = tmp_path / "m.jsonl"
+        argv = ["--layout", "tree", "-d", str(out), "--manifest", str(manifest), "-j", "1", "--no-progress"]
+        args = build_parser().parse_args([*argv, f"{base}/x", f"{base}/x/y", base + deep.decode()])
+        from fetcher.bulk import run_bulk
+
+        assert await run_bulk(args, settings_from_args(args)) == 0
+    site = out / f"gopher_{server.host}_{server.port}"
+    assert (site / "x").read_bytes() == b"file x\r\n"
+    assert (site / "x.d" / "y").read_bytes() == b"file y\r\n"
+    rows = [json.loads(line) for line in manifest.read_text().splitlines()]
+    deep_row = next(row for row in rows if row["url"].endswith("end.txt"))
+    deep_path = Path(deep_row["path"])
+    assert deep_path.read_bytes() == b"deep\r\n"
+    assert deep_path.parent == site / "_long" and deep_path.name.endswith("-end.txt")
+    assert len(os.fsencode(str(deep_path.resolve()))) < PATH_MAX
+
+
+def test_remote_name_of_a_directory_url_is_not_the_host(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    assert main(["-O", "--output-dir", str(tmp_path), url(server, "")]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["index"]
+
+
+# -- --skip-done ---------------------------------------------------------------------
+
+
+def test_skip_done_reports_bad_lines_and_keeps_every_name(
+    tmp_path: Path, x_test: None, server: LineServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    out = tmp_path / "out"
+    manifest = tmp_path / "m.jsonl"
+    # Two servers, one name: one URL gets "doc", the other "doc.1"; the second fails (exit 6).
+    first = url(server, "doc")
+    other = LineServer(lambda name: b"ERR 6 gone\r\n")
+    try:
+        failing = f"x-test://127.0.0.1:{other.port}/doc"
+        assert main(["-d", str(out), "--manifest", str(manifest), "--no-progress", first, failing]) == 1
+        rows = [json.loads(line) for line in manifest.read_text().splitlines()]
+        names = {row["url"]: Path(row["path"] or row["target"]).name for row in rows}
+        assert sorted(names.values()) == ["doc", "doc.1"]
+        # A corrupt line in the middle and a run cut off mid-record at the end.
+        with manifest.open("a") as sink:
+            sink.write("{not json\n")
+            sink.write('{"url": "x-test://127.0.0.1:1/cut", "sta')
+        capsysbinary.readouterr()
+        newcomer = LineServer(lambda name: b"OK 3\r\nnew")
+        try:
+            new = f"x-test://127.0.0.1:{newcomer.port}/doc"
+            code = main(["-d", str(out), "--manifest", str(manifest), "--skip-done", str(manifest), "--no-progress",
+                         first, failing, new])  # fmt: skip
+        finally:
+            newcomer.close()
+    finally:
+        other.close()
+    assert code == 1
+    err = capsysbinary.readouterr().err.decode()
+    assert f"--skip-done {manifest} line 3: not a manifest record; ignored" in err
+    assert f"--skip-done {manifest} line 4: truncated; ignored" in err
+    assert "Traceback" not in err
+    lines = manifest.read_text().splitlines()
+    later = [json.loads(line) for line in lines[4:]]  # line 4 was ended, so the new records are whole
+    by_url = {row["url"]: row for row in later}
+    assert by_url[first]["status"] == "skipped"
+    assert Path(by_url[failing]["target"]).name == names[failing]  # the same name as before
+    assert Path(by_url[new]["path"]).name == "doc.2"  # never a name an earlier record owns
+    assert (out / "doc.2").read_bytes() == b"new"
+    records = load_done(str(manifest))
+    assert len(records.problems) == 2
