@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from fetcher.errors import ConnectError, ProtocolError, Timeout
+from fetcher.errors import ConnectError, LimitExceeded, ProtocolError, Timeout
 
 #: Data octets per packet, both directions (ARDP_PTXT_LEN).
 PACKET_DATA = 1250
@@ -22,6 +22,8 @@ PACKET_DATA = 1250
 DEFAULT_WINDOW = 16
 #: Sequence numbers are 16-bit, so no message has more packets than this.
 MAX_PACKETS = 65535
+#: Out-of-order reply bytes held at most; past it a packet is dropped (the server resends it).
+MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 
 FLAG_ADDRESS = 0x01
 FLAG_PRIORITY = 0x02
@@ -247,6 +249,10 @@ class Timers:
     #: No single wait is longer than this (the client's global --timeout);
     #: a server's "please wait" is honoured up to it, then the client polls again.
     ceiling: float = 30.0
+    #: The whole time the exchange may go without progress, every retransmission
+    #: and "please wait" included (the client's --timeout); None = only the retries
+    #: bound it.  New reply data starts it again, so a long reply is not cut short.
+    budget: float | None = None
 
 
 @dataclass
@@ -265,6 +271,8 @@ class Receiver:
     window: int | None = None
     #: Out-of-order packets kept beyond the contiguous run (memory bound).
     max_buffered: int = 1024
+    #: Data packets one reply may have (`Limits.ardp_packets`); past it, `LimitExceeded`.
+    max_packets: int = MAX_PACKETS
 
     def __post_init__(self) -> None:
         self.request = split_message(self.message)
@@ -283,19 +291,37 @@ class Receiver:
         self._timeout = self.timers.timeout
         self._retries = self.timers.retries
         self._server_wait = 0.0
+        self._buffered_bytes = 0
+        #: Every datagram taken for this exchange (duplicates and control packets too).
+        self.datagrams = 0
         self.deadline = 0.0
+        self._budget_end: float | None = None
 
     # -- sending ---------------------------------------------------------
 
     def start(self, now: float) -> list[bytes]:
-        self._arm(now)
+        self._progress(now)
         return request_packets(self.cid, self.message, window=self.window)
+
+    def _progress(self, now: float) -> None:
+        if self.timers.budget is not None:
+            self._budget_end = now + self.timers.budget
+        self._arm(now)
 
     def _arm(self, now: float) -> None:
         self.deadline = now + min(max(self._timeout, self._server_wait), self.timers.ceiling)
+        if self._budget_end is not None:
+            self.deadline = min(self.deadline, self._budget_end)
 
     def expire(self, now: float) -> list[bytes]:
-        """The deadline passed: what to retransmit, or `Timeout` when the retries are spent."""
+        """The deadline passed: what to retransmit, or `Timeout` when the retries or the time are spent."""
+        if self._budget_end is not None and now >= self._budget_end:
+            waited = f", though it asked to wait {self._server_wait:g} s" if self._server_wait else ""
+            raise Timeout(
+                f"no answer from the Prospero server within {self.timers.budget:g} s "
+                f"({self.retransmissions} retransmissions{waited})",
+                hint="check the host and port (Prospero is UDP 1525); a busy server may need a larger --timeout",
+            )
         if self._retries <= 0:
             raise Timeout(
                 f"no answer from the Prospero server after {self.timers.retries} retransmissions",
@@ -327,6 +353,11 @@ class Receiver:
         return packet.cid in (self.cid, swap16(self.cid), 0)
 
     def receive(self, packet: Packet, now: float) -> None:
+        self.datagrams += 1
+        if self.datagrams > 4 * self.max_packets + 64:
+            # Duplicates and control packets cost memory and time too.
+            raise LimitExceeded("ARDP datagrams (duplicates and control packets included) for one reply",
+                                4 * self.max_packets + 64, "ardp_packets")  # fmt: skip
         if self.complete and packet.seq == 0:
             return
         if packet.option == OPTION_REFUSED:
@@ -344,7 +375,7 @@ class Receiver:
                 self.waits += 1
             self._timeout = self.timers.timeout
             self._retries = self.timers.retries
-            self._arm(now)
+            self._arm(now)  # a wait resets the retries, never the --timeout budget
         if packet.flags & FLAG_ACK:
             self._ack_wanted = True
         if packet.is_control:
@@ -354,6 +385,8 @@ class Receiver:
     def _data(self, packet: Packet, now: float) -> None:
         self.packets_received += 1
         seq = packet.seq
+        if packet.total > self.max_packets or seq > self.max_packets:
+            raise LimitExceeded("ARDP packets in one reply", self.max_packets, "ardp_packets")
         if packet.total:
             if self.total and packet.total != self.total:
                 raise ProtocolError(f"ARDP reply changed its packet count from {self.total} to {packet.total}")
@@ -363,18 +396,21 @@ class Receiver:
         if seq <= self.rthru or seq in self._buffer:
             self.duplicates += 1
             return
-        if len(self._buffer) >= self.max_buffered:
+        if len(self._buffer) >= self.max_buffered or self._buffered_bytes + len(packet.payload) > MAX_BUFFERED_BYTES:
             return  # dropped: it comes back when the server retransmits
         self._buffer[seq] = packet.payload
+        self._buffered_bytes += len(packet.payload)
         progressed = False
         while self.rthru + 1 in self._buffer:
             self.rthru += 1
-            self._ready.append(self._buffer.pop(self.rthru))
+            payload = self._buffer.pop(self.rthru)
+            self._buffered_bytes -= len(payload)
+            self._ready.append(payload)
             progressed = True
         if progressed:
             self._timeout = self.timers.timeout
             self._retries = self.timers.retries
-            self._arm(now)
+            self._progress(now)
         if self.total and self.rthru == self.total:
             self.complete = True
 

@@ -64,6 +64,14 @@ def _trace_message(prefix: str, message: bytes) -> None:
         trace.debug("%s ... (%d more lines)", prefix, len(lines) - _TRACE_LINES)
 
 
+def _trace_reply(reader: protocol.ReplyReader) -> None:
+    """The first lines of a reply, as the reader split them (server text, so escaped)."""
+    for tokens in reader.lines:
+        trace.debug("< %s", escape(" ".join(protocol.text(token) for token in tokens)))
+    if reader.count > len(reader.lines):
+        trace.debug("< ... (%d more lines)", reader.count - len(reader.lines))
+
+
 def raise_for(reply: protocol.Reply, where: Location, what: str) -> None:
     """Turn a failing reply into the exception of its exit code."""
     shown = f"{where.hsoname} on {where.host}:{where.port}"
@@ -136,10 +144,21 @@ class Handler:
 
     @staticmethod
     def _timers(session: Session) -> ardp.Timers:
+        """Retransmit on Prospero's own schedule, but never wait for progress longer than --timeout in all."""
         settings = session.settings
         return ardp.Timers(
-            timeout=settings.prospero_timeout, retries=settings.prospero_retries, ceiling=settings.timeout
+            timeout=settings.prospero_timeout,
+            retries=settings.prospero_retries,
+            ceiling=settings.timeout,
+            budget=settings.timeout,
         )
+
+    @staticmethod
+    def _reader(session: Session) -> protocol.ReplyReader:
+        limits = session.settings.limits
+        keep = _TRACE_LINES if trace.isEnabledFor(logging.DEBUG) else 0
+        return protocol.ReplyReader(max_entries=limits.listing_entries, max_bytes=limits.listing_bytes,
+                                    max_line=limits.line_bytes, keep_lines=keep)  # fmt: skip
 
     async def _ask(
         self, session: Session, where: Location, build: Callable[[str], bytes]
@@ -149,12 +168,12 @@ class Handler:
             check_port("prospero", where.port, session.policy, default_port=DEFAULT_PORT)
             message = build(where.hsoname)
             _trace_message(">", message)
-            raw = await transport.request(
+            reader = self._reader(session)
+            reply = await transport.request(
                 where.host, where.port, message, timers=self._timers(session), policy=session.policy,
-                limit=protocol.MAX_REPLY,
+                reader=reader, max_packets=session.settings.limits.ardp_packets,
             )  # fmt: skip
-            _trace_message("<", raw)
-            reply = protocol.parse_reply(raw)
+            _trace_reply(reader)
             for warning in reply.warnings:
                 trace.warning("* prospero: server warning: %s", escape(warning))
             for line in reply.ignored:
@@ -256,7 +275,8 @@ class Handler:
             )
             chunks = exchange.__aiter__()
             stack.push_async_callback(chunks.aclose)  # type: ignore[attr-defined]
-            decoder = protocol.ContentsDecoder()
+            limits = session.settings.limits
+            decoder = protocol.ContentsDecoder(max_kept=limits.listing_bytes, max_lines=limits.listing_entries)
             first = b""
             # Read until the data starts (or the reply ends), so a FAILURE is an
             # error of `open`, not of the body.

@@ -12,30 +12,38 @@ UTF-8 survive as surrogates, like every other decoded URL part.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from fetcher.errors import ProtocolError, URLError
+from fetcher.errors import LimitExceeded, ProtocolError, URLError
 from fetcher.url import to_bytes
 
+from .reply import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ENTRIES,
+    Attribute,
+    Forwarded,
+    Link,
+    Reply,
+    ReplyReader,
+    interpret,
+    parse_attribute,
+    parse_link,
+    parse_reply,
+    split_host,
+    text,
+    tokenize,
+)
+
+__all__ = [
+    "Attribute", "ContentsDecoder", "Forwarded", "Link", "Reply", "ReplyReader", "Target", "line", "list_request",
+    "object_info_request", "parse_attribute", "parse_link", "parse_reply", "preamble", "quote", "split_host",
+    "target_from_fields", "text", "tokenize",
+]  # fmt: skip
+
 SOFTWARE_ID = "fetcher"
-#: A listing or object-info reply larger than this is refused (memory bound).
-MAX_REPLY = 64 * 1024 * 1024
 
 _QUOTE_FROM = frozenset(b" \t\f\v\n\r/'+,")
 _BLANKS = frozenset(b" \t")
-# FIELD attributes whose value-type token the server leaves out.
-_WELL_KNOWN_FIELDS = frozenset(
-    {
-        "ACCESS-METHOD", "BASE-TYPE", "CLOSURE", "DEST-EXP", "FILTER", "HOST", "HOST-TYPE", "HSONAME",
-        "HSONAME-TYPE", "ID", "LINK-TYPE", "NAME-COMPONENT", "OWNER", "TARGET", "TTL", "VERSION",
-    }
-)  # fmt: skip
-_VALUE_TYPES = frozenset({"SEQUENCE", "ASCII", "LINK", "FILTER"})
-
-
-def text(token: bytes) -> str:
-    """A token as str (non-UTF-8 octets as surrogates, the URL module's convention)."""
-    return token.decode("utf-8", "surrogateescape")
 
 
 # -- writing ------------------------------------------------------------------
@@ -120,216 +128,6 @@ def object_info_request(user: str, hsoname: str, attributes: Iterable[str], targ
     )
 
 
-# -- reading ------------------------------------------------------------------
-
-
-def tokenize(message: bytes) -> list[list[bytes]]:
-    """Split a message into lines of tokens, honouring quotes; blank lines vanish."""
-    lines: list[list[bytes]] = []
-    tokens: list[bytes] = []
-    token = bytearray()
-    in_token = quoted = False
-    at, end = 0, len(message)
-    while at < end:
-        octet = message[at]
-        if quoted:
-            if octet == 0x27:
-                if at + 1 < end and message[at + 1] == 0x27:
-                    token.append(0x27)
-                    at += 1
-                else:
-                    quoted = False
-            else:
-                token.append(octet)
-        elif octet == 0x27:
-            quoted = in_token = True
-        elif octet in _BLANKS or octet in (0x0A, 0x0D):
-            if in_token:
-                tokens.append(bytes(token))
-                token.clear()
-                in_token = False
-            if octet in (0x0A, 0x0D) and tokens:
-                lines.append(tokens)
-                tokens = []
-        else:
-            token.append(octet)
-            in_token = True
-        at += 1
-    if in_token:
-        tokens.append(bytes(token))
-    if tokens:
-        lines.append(tokens)
-    return lines
-
-
-def split_host(host: str) -> tuple[str, int | None]:
-    """`LOCALHOST(21525)` -> ("LOCALHOST", 21525); no suffix -> port None."""
-    if host.endswith(")") and "(" in host:
-        name, _, port = host[:-1].rpartition("(")
-        if port.isascii() and port.isdigit() and int(port) <= 65535:
-            return name, int(port)
-        raise ProtocolError(f"Prospero host {host!r} has a malformed port")
-    return host, None
-
-
-@dataclass
-class Attribute:
-    applies_to: str
-    namespace: str
-    name: str
-    value_type: str
-    values: list[str]
-    nesting: int = 0
-    link: Link | None = None
-
-
-@dataclass
-class Link:
-    """One LINK line (target before name, as servers write it)."""
-
-    flavour: str  # L normal, U union
-    target: str  # FILE, DIRECTORY, EXTERNAL, SYMBOLIC, ...
-    name: str
-    host_type: str
-    host: str
-    hsoname_type: str
-    hsoname: str
-    version: str
-    dest_exp: str | None = None
-    remote_id: str | None = None
-    attributes: list[Attribute] = field(default_factory=list)
-
-    def access_methods(self) -> list[list[str]]:
-        return [a.values for a in self.attributes if a.name == "ACCESS-METHOD" and a.nesting == 0]
-
-
-@dataclass
-class Forwarded:
-    host_type: str
-    host: str
-    hsoname_type: str
-    hsoname: str
-    version: str
-
-
-@dataclass
-class Reply:
-    """Everything one reply message said, in a form the handler can decide on."""
-
-    links: list[Link] = field(default_factory=list)
-    attributes: list[Attribute] = field(default_factory=list)  # applying to the object asked about
-    none_found: bool = False
-    failure: tuple[str, str] | None = None  # (code, text)
-    error: str | None = None
-    forwarded: Forwarded | None = None
-    unresolved: list[str] | None = None
-    version: str | None = None
-    version_refused: str | None = None
-    successes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)
-
-    def values(self, name: str) -> list[list[str]]:
-        return [a.values for a in self.attributes if a.name == name and a.nesting == 0]
-
-
-def _rest(tokens: list[bytes], start: int) -> str:
-    return " ".join(text(t) for t in tokens[start:])
-
-
-def _shown(tokens: list[bytes]) -> str:
-    return " ".join(text(t) for t in tokens)
-
-
-def parse_link(tokens: list[bytes]) -> Link:
-    """The body of a LINK line (after the keyword)."""
-    if len(tokens) < 8:
-        raise ProtocolError(f"LINK line has {len(tokens)} fields, 8 expected: {_shown(tokens)!r}")
-    fields = [text(t) for t in tokens]
-    flavour, target, name, host_type, host, hsoname_type, hsoname, version = fields[:8]
-    link = Link(flavour, target, name, host_type, host, hsoname_type, hsoname, version)
-    rest = fields[8:]
-    if len(rest) >= 2 and rest[0] == "DEST-EXP":
-        link.dest_exp = rest[1]
-    elif len(rest) == 1 and rest[0].isdigit():
-        link.remote_id = rest[0]  # version-1 "magic number"
-    return link
-
-
-def parse_attribute(keyword: str, tokens: list[bytes]) -> Attribute:
-    """An ATTRIBUTE line body; `keyword` carries the nesting marks (`ATTRIBUTE>>`)."""
-    nesting = len(keyword) - len("ATTRIBUTE")
-    if len(tokens) < 3:
-        raise ProtocolError(f"ATTRIBUTE line is too short: {_shown(tokens)!r}")
-    applies_to, namespace, name = (text(t) for t in tokens[:3])
-    rest = tokens[3:]
-    value_type = "SEQUENCE"
-    if namespace == "FIELD" and name in _WELL_KNOWN_FIELDS:
-        if len(rest) > 1 and text(rest[0]) in ("SEQUENCE", "ASCII"):
-            rest = rest[1:]
-    elif rest and text(rest[0]) in _VALUE_TYPES:
-        value_type = text(rest[0])
-        rest = rest[1:]
-    elif rest:
-        raise ProtocolError(f"ATTRIBUTE {name} has an unknown value type {text(rest[0])!r}")
-    if value_type == "ASCII":
-        value_type = "SEQUENCE"
-    attribute = Attribute(applies_to, namespace, name, value_type, [text(t) for t in rest], nesting)
-    if value_type == "LINK":
-        attribute.link = parse_link(rest)
-    return attribute
-
-
-def parse_reply(message: bytes) -> Reply:
-    """Interpret a reply message; raise `ProtocolError` only for what cannot be read at all."""
-    if len(message) > MAX_REPLY:
-        raise ProtocolError(f"Prospero reply of more than {MAX_REPLY} bytes refused")
-    reply = Reply()
-    for tokens in tokenize(message):
-        keyword = text(tokens[0])
-        body = tokens[1:]
-        try:
-            _interpret(reply, keyword, body, tokens)
-        except ProtocolError as error:
-            reply.warnings.append(f"unreadable line ignored: {error}")
-    return reply
-
-
-def _interpret(reply: Reply, keyword: str, body: list[bytes], tokens: list[bytes]) -> None:
-    if keyword == "LINK":
-        reply.links.append(parse_link(body))
-    elif keyword.startswith("ATTRIBUTE") and set(keyword[9:]) <= {">"}:
-        attribute = parse_attribute(keyword, body)
-        if reply.links:  # in a listing, attribute lines describe the link just read
-            reply.links[-1].attributes.append(attribute)
-        else:
-            reply.attributes.append(attribute)
-    elif keyword == "ID" and reply.links and len(body) >= 2:
-        reply.links[-1].remote_id = _rest(body, 1)
-    elif keyword == "NONE-FOUND":
-        reply.none_found = True
-    elif keyword == "FAILURE":
-        reply.failure = (text(body[0]) if body else "", _rest(body, 1))
-    elif keyword == "ERROR":
-        reply.error = _rest(body, 0)
-    elif keyword == "WARNING":
-        reply.warnings.append(_rest(body, 0))
-    elif keyword == "SUCCESS":
-        reply.successes.append(_rest(body, 0))
-    elif keyword == "UNRESOLVED":
-        reply.unresolved = [text(t) for t in body]
-    elif keyword == "FORWARDED":
-        if len(body) < 5:
-            raise ProtocolError(f"FORWARDED line has {len(body)} fields, 5 expected")
-        reply.forwarded = Forwarded(*(text(t) for t in body[:5]))
-    elif keyword == "VERSION":
-        reply.version = _rest(body, 0)
-    elif keyword == "VERSION-NOT-SUPPORTED":
-        reply.version_refused = _rest(body, 0)
-    else:
-        reply.ignored.append(_shown(tokens))
-
-
 def _data_position(tokens: list[bytes]) -> int | None:
     """Index of the data token if `tokens` start a CONTENTS attribute line."""
     if len(tokens) < 5 or not tokens[0].startswith(b"ATTRIBUTE") or tokens[3] != b"CONTENTS":
@@ -349,10 +147,13 @@ class ContentsDecoder:
 
     `feed` returns the object's bytes decoded so far (quotes removed), so a
     large PROSPERO-CONTENTS object never sits in memory; `finish` returns the
-    rest of the reply (a FAILURE instead of data, warnings...).
+    rest of the reply (a FAILURE instead of data, warnings...).  What is kept
+    besides the data is capped: `max_kept` bytes, `max_lines` lines.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_kept: int = DEFAULT_MAX_BYTES, max_lines: int = DEFAULT_MAX_ENTRIES) -> None:
+        self.max_kept = max_kept
+        self.max_lines = max_lines
         self.found = False
         self._lines: list[list[bytes]] = []
         self._tokens: list[bytes] = []
@@ -378,8 +179,8 @@ class ContentsDecoder:
             out += data
             return
         self._kept += len(data)
-        if self._kept > MAX_REPLY:
-            raise ProtocolError(f"Prospero reply of more than {MAX_REPLY} bytes refused")
+        if self._kept > self.max_kept:
+            raise LimitExceeded("bytes besides the data in one Prospero CONTENTS reply", self.max_kept, "listing_bytes")
         self._token += data
 
     def _end_token(self) -> None:
@@ -394,6 +195,8 @@ class ContentsDecoder:
     def _end_line(self) -> None:
         self._end_token()
         if self._tokens:
+            if len(self._lines) >= self.max_lines:
+                raise LimitExceeded("lines in one Prospero CONTENTS reply", self.max_lines, "listing_entries")
             self._lines.append(self._tokens)
             self._tokens = []
 
@@ -445,8 +248,5 @@ class ContentsDecoder:
         for tokens in self._lines:
             if _data_position(tokens) is not None:
                 continue
-            try:
-                _interpret(reply, text(tokens[0]), tokens[1:], tokens)
-            except ProtocolError as error:
-                reply.warnings.append(f"unreadable line ignored: {error}")
+            interpret(reply, tokens)
         return reply

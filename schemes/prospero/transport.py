@@ -1,30 +1,74 @@
 """ARDP over a trio UDP socket: the part of Prospero that only moves bytes.
 
 One transaction per socket (an ephemeral port), so stray replies to earlier
-requests never mix in.  The socket is not connected: a server bound to both
-Prospero ports may answer from 191 although we sent to 1525, so replies are
-matched by connection id and the server's IP address, never by source port.
-The reply is handed out as it becomes contiguous, and acks go out only as
-the caller pulls, which gives the server natural flow control.
+requests never mix in.  A server bound to both Prospero ports may answer
+from 191 although we sent to 1525, so replies are matched by connection id
+and the server's IP address, never by source port, and the socket stays
+unconnected where the system can still report ICMP errors on it (Linux,
+IP_RECVERR); elsewhere it is connected, which is what makes the kernel
+report them.  Either way "port unreachable" is an answer: the request fails
+at once instead of retrying for a minute.  The reply is handed out as it
+becomes contiguous, and acks go out only as the caller pulls, which gives
+the server natural flow control.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import random
 import socket
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import trio
 
-from fetcher.errors import ConnectError, ProtocolError
+from fetcher.errors import ConnectError
 from fetcher.guard import Policy, check_port
 
 from . import ardp
+from .reply import Reply, ReplyReader
 
 trace = logging.getLogger("fetcher.trace")
 MAX_DATAGRAM = 65535
+#: Errors that answer a datagram: nobody listens there, or it cannot be reached.
+_ANSWERS = {
+    errno.ECONNREFUSED: "nothing listens on UDP port {port} of {host} (ICMP port unreachable)",
+    errno.EHOSTUNREACH: "{host} is unreachable (ICMP host unreachable)",
+    errno.ENETUNREACH: "the network of {host} is unreachable (ICMP network unreachable)",
+}
+# Linux's IP_RECVERR / IPV6_RECVERR (the socket module does not name them).
+_RECVERR: dict[int, tuple[int, int]] = {
+    socket.AF_INET: (socket.IPPROTO_IP, 11),
+    socket.AF_INET6: (socket.IPPROTO_IPV6, 25),
+}
+_ERRQUEUE = getattr(socket, "MSG_ERRQUEUE", 0)
+
+
+def _report_errors_unconnected(raw: socket.socket, family: int) -> bool:
+    """Ask the kernel to report ICMP errors on an unconnected socket (Linux only)."""
+    if not sys.platform.startswith("linux") or not _ERRQUEUE or family not in _RECVERR:
+        return False
+    try:
+        raw.setsockopt(*_RECVERR[family], 1)
+    except OSError:
+        return False
+    return True
+
+
+def _queued_errors(raw: socket.socket) -> list[tuple[int, tuple[str, int]]]:
+    """Drain the socket's error queue: (errno, destination of the datagram that failed) each."""
+    found: list[tuple[int, tuple[str, int]]] = []
+    for _ in range(256):
+        try:
+            _, ancillary, _, destination = raw.recvmsg(1, 512, _ERRQUEUE)
+        except OSError:
+            break
+        for _level, _kind, data in ancillary:
+            if len(data) >= 4:
+                found.append((int.from_bytes(data[:4], sys.byteorder), destination))
+    return found
 
 
 def new_cid() -> int:
@@ -58,6 +102,8 @@ class Exchange:
         address: tuple[str, int] | tuple[str, int, int, int],
         receiver: ardp.Receiver,
         policy: Policy,
+        *,
+        connected: bool = False,
     ) -> None:
         self._sock = sock
         self._raw = raw
@@ -65,12 +111,35 @@ class Exchange:
         self.receiver = receiver
         self._policy = policy
         self._cancelled = False
+        #: True when the socket is connected to `address` (no IP_RECVERR here).
+        self.connected = connected
+
+    def _answered(self, error: OSError) -> None:
+        """An error the socket reported: raise `ConnectError` if it answers our datagrams, else ignore it."""
+        errors = [] if self.connected else _queued_errors(self._raw)
+        here = (self.address[0], self.address[1])
+        if errors:
+            codes = [code for code, destination in errors if (destination[0], destination[1]) == here]
+        else:
+            codes = [error.errno] if error.errno is not None else []
+        for code in codes:
+            if code in _ANSWERS:
+                host, port = self.address[0], self.address[1]
+                raise ConnectError(
+                    _ANSWERS[code].format(host=host, port=port),
+                    hint="check the host and port (Prospero is UDP 1525) and that the server runs",
+                )
+        trace.debug("< ARDP ignored a socket error: %s", error.strerror or error)
 
     async def _send(self, datagrams: list[bytes]) -> None:
         for datagram in datagrams:
             try:
-                await self._sock.sendto(datagram, self.address)
+                if self.connected:
+                    await self._sock.send(datagram)
+                else:
+                    await self._sock.sendto(datagram, self.address)
             except OSError as error:
+                self._answered(error)  # an earlier datagram's ICMP error surfaces here too
                 raise ConnectError(
                     f"cannot send to {self.address[0]}:{self.address[1]}: {error.strerror or error}",
                     hint="check the host and that the network is up",
@@ -96,9 +165,12 @@ class Exchange:
             return
         target = ardp.redirect_target(packet)
         if target is not None:
+            # A redirect is a new target: the guard's port policy applies as to any other.
             check_port("prospero", target[1], self._policy, default_port=1525, what="redirect port")
             trace.debug("< ARDP redirect to %s:%d", *target)
             self.address = target
+            if self.connected:
+                self._raw.connect(target)
         if packet.wait and packet.has_wait:
             trace.debug("< ARDP please wait %d s", packet.wait)
         self.receiver.receive(packet, trio.current_time())
@@ -109,8 +181,9 @@ class Exchange:
                 datagram, source = self._raw.recvfrom(MAX_DATAGRAM)
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError:
-                return  # an ICMP error for an earlier datagram; the timers cover it
+            except OSError as error:
+                self._answered(error)
+                continue
             self._accept(datagram, source)
 
     async def _step(self) -> None:
@@ -119,9 +192,8 @@ class Exchange:
         with trio.move_on_at(receiver.deadline):
             try:
                 datagram, source = await self._sock.recvfrom(MAX_DATAGRAM)
-            except ConnectionRefusedError:
-                # ICMP port unreachable: nobody listens.  Keep to the timers (it may start).
-                await trio.sleep_until(receiver.deadline)
+            except OSError as error:
+                self._answered(error)  # ICMP port unreachable: nobody listens, so fail now
                 return
             self._accept(datagram, source)
             self._drain()
@@ -148,7 +220,10 @@ class Exchange:
         if not self.receiver.complete and not self._cancelled:
             self._cancelled = True
             try:
-                self._raw.sendto(ardp.cancel_packet(self.receiver.cid), self.address)
+                if self.connected:
+                    self._raw.send(ardp.cancel_packet(self.receiver.cid))
+                else:
+                    self._raw.sendto(ardp.cancel_packet(self.receiver.cid), self.address)
             except OSError:
                 pass
 
@@ -162,18 +237,25 @@ async def open_exchange(
     timers: ardp.Timers,
     policy: Policy,
     window: int | None = None,
+    max_packets: int = ardp.MAX_PACKETS,
+    connect: bool = False,
 ) -> AsyncIterator[Exchange]:
     """Send `message` to a Prospero server; the exchange yields the reply as it arrives.
 
     The caller must have run the guard on (scheme, port) already; the check is
-    repeated here so no datagram ever leaves for a refused port.
+    repeated here so no datagram ever leaves for a refused port.  `connect`
+    forces the connected socket other systems get (for tests).
     """
     check_port("prospero", port, policy, default_port=1525)
     family, address = await resolve(host, port)
     raw = socket.socket(family, socket.SOCK_DGRAM)
     raw.setblocking(False)
+    connected = connect or not _report_errors_unconnected(raw, family)
+    if connected:
+        raw.connect(address)
     sock = trio.socket.from_stdlib_socket(raw)
-    exchange = Exchange(sock, raw, address, ardp.Receiver(new_cid(), message, timers, window), policy)
+    receiver = ardp.Receiver(new_cid(), message, timers, window, max_packets=max_packets)
+    exchange = Exchange(sock, raw, address, receiver, policy, connected=connected)
     try:
         await exchange.start()
         yield exchange
@@ -184,21 +266,23 @@ async def open_exchange(
         sock.close()
 
 
-async def request(host: str, port: int, message: bytes, *, timers: ardp.Timers, policy: Policy, limit: int) -> bytes:
-    """A whole reply in memory (listings, object info), refused past `limit` octets."""
-    parts: list[bytes] = []
-    size = 0
-    async with open_exchange(host, port, message, timers=timers, policy=policy) as exchange:
+async def request(
+    host: str,
+    port: int,
+    message: bytes,
+    *,
+    timers: ardp.Timers,
+    policy: Policy,
+    reader: ReplyReader,
+    max_packets: int = ardp.MAX_PACKETS,
+) -> Reply:
+    """A whole reply (listings, object info), read into `reader` as it arrives, under its caps."""
+    async with open_exchange(host, port, message, timers=timers, policy=policy, max_packets=max_packets) as exchange:
         async for chunk in exchange:
-            size += len(chunk)
-            if size > limit:
-                raise ProtocolError(
-                    f"the Prospero reply is larger than {limit} bytes", hint="this directory is too large to list"
-                )
-            parts.append(chunk)
+            reader.feed(chunk)
         receiver = exchange.receiver
         trace.debug(
             "< ARDP cid %04x: %d packet(s), %d duplicate(s), %d retransmission(s), %d octets",
-            receiver.cid, receiver.rthru, receiver.duplicates, receiver.retransmissions, size,
+            receiver.cid, receiver.rthru, receiver.duplicates, receiver.retransmissions, reader.size,
         )  # fmt: skip
-    return b"".join(parts)
+    return reader.finish()
