@@ -336,6 +336,14 @@ class Receiver:
         packets = request_packets(self.cid, self.message, rthru=self.rthru, window=self.window)
         return packets[self.peer_rthru :]
 
+    def redirected(self, now: float) -> list[bytes]:
+        """The server sent us elsewhere: what the new one lacks goes out at once, on fresh timers."""
+        self._timeout = self.timers.timeout
+        self._arm(now)
+        if self.peer_rthru >= len(self.request):
+            return [ack_packet(self.cid, self.rthru)]
+        return request_packets(self.cid, self.message, rthru=self.rthru, window=self.window)[self.peer_rthru :]
+
     def acks(self) -> list[bytes]:
         """An ack if the server asked for one or a window boundary was reached (call after draining)."""
         boundary = self.window or DEFAULT_WINDOW

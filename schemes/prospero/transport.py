@@ -111,6 +111,7 @@ class Exchange:
         self.receiver = receiver
         self._policy = policy
         self._cancelled = False
+        self._outbox: list[bytes] = []
         #: True when the socket is connected to `address` (no IP_RECVERR here).
         self.connected = connected
 
@@ -171,6 +172,7 @@ class Exchange:
             self.address = target
             if self.connected:
                 self._raw.connect(target)
+            self._outbox += self.receiver.redirected(trio.current_time())
         if packet.wait and packet.has_wait:
             trace.debug("< ARDP please wait %d s", packet.wait)
         self.receiver.receive(packet, trio.current_time())
@@ -197,7 +199,8 @@ class Exchange:
                 return
             self._accept(datagram, source)
             self._drain()
-            await self._send(receiver.acks())
+            outbox, self._outbox = self._outbox, []
+            await self._send(outbox + receiver.acks())
             return
         resend = receiver.expire(trio.current_time())
         trace.debug("> ARDP cid %04x: no answer, retransmission %d", receiver.cid, receiver.retransmissions)

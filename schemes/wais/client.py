@@ -21,8 +21,9 @@ from typing import TypeVar
 
 from fetcher import guard
 from fetcher.client import Client, Session
-from fetcher.errors import AuthError, NotFound, ProtocolError, URLError, UsageError
+from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, URLError, UsageError
 from fetcher.net import Connection, trace
+from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 from fetcher.url import WaisURL, parse_url
 
@@ -47,8 +48,6 @@ from .codec import (
 T = TypeVar("T")
 #: Room for the framing of a retrieval reply around its text (header, groups, the DocID echo).
 REPLY_OVERHEAD = 512
-#: No reply is ever accepted above this, whatever was negotiated.
-HARD_REPLY_LIMIT = 16 * 1024 * 1024
 
 
 class StaleAssociation(ProtocolError):
@@ -58,8 +57,12 @@ class StaleAssociation(ProtocolError):
 class WaisAssociation:
     """One connection to a WAIS server, in step when `healthy` (then it may be pooled)."""
 
-    def __init__(self, connection: Connection, *, max_reply: int = DEFAULT_MESSAGE_SIZE) -> None:
+    def __init__(
+        self, connection: Connection, *, max_reply: int = DEFAULT_MESSAGE_SIZE, limits: Limits = DEFAULT_LIMITS
+    ) -> None:
         self.connection = connection
+        #: No reply is accepted above `limits.wais_apdu_bytes`, whatever was negotiated.
+        self.limits = limits
         self.where = f"{connection.host}:{connection.port}"
         #: The largest reply accepted: what this client offered, lowered by the server's answer.
         self.max_reply = max_reply
@@ -104,6 +107,13 @@ class WaisAssociation:
                 hint="freeWAIS-sf answers so when it cannot parse a request or its reply would be too large; "
                 "try a smaller --wais-chunk",
             )
+        if header.length > self.limits.wais_apdu_bytes:
+            # Refused before a byte of it is read: the length is only the server's word.
+            raise LimitExceeded(
+                f"bytes in one WAIS message (the reply to the {what} announces {header.length})",
+                self.limits.wais_apdu_bytes,
+                "wais_apdu_bytes",
+            )
         if header.length > self.max_reply:
             raise ProtocolError(
                 f"the WAIS server {self.where} announced a {header.length}-byte reply to the {what}, more than the "
@@ -126,7 +136,7 @@ class WaisAssociation:
         self.max_reply = offered
         body = await self.exchange(Init(preferred_message_size=offered, maximum_record_size=offered).encode(), "Init")
         try:
-            response = InitResponse.decode(body)
+            response = InitResponse.decode(body, max_field=self.limits.wais_field_bytes)
         except WaisDecodeError as error:
             self.healthy = False
             raise ProtocolError(f"the WAIS server {self.where} sent an unreadable InitResponse: {error}") from None
@@ -145,8 +155,11 @@ class WaisAssociation:
 
     async def search(self, request: Search, what: str) -> SearchResponse:
         body = await self.exchange(request.encode(), what)
+        limits = self.limits
         try:
-            response = SearchResponse.decode(body)
+            response = SearchResponse.decode(
+                body, max_records=limits.listing_entries, max_field=limits.wais_field_bytes
+            )
         except WaisDecodeError as error:
             raise ProtocolError(
                 f"the WAIS server {self.where} sent an unreadable reply to the {what}: {error}"
@@ -165,9 +178,9 @@ class WaisAssociation:
         return max(1, min(wanted, self.max_reply - REPLY_OVERHEAD - len(docid)))
 
 
-def offered_size(chunk: int) -> int:
-    """What Init offers: the C clients' 100000, more when a larger chunk was asked for."""
-    return min(HARD_REPLY_LIMIT, max(DEFAULT_MESSAGE_SIZE, chunk + REPLY_OVERHEAD + 1024))
+def offered_size(chunk: int, limit: int = DEFAULT_LIMITS.wais_apdu_bytes) -> int:
+    """What Init offers: the C clients' 100000, more when a larger chunk was asked for, never past `limit`."""
+    return min(limit, max(DEFAULT_MESSAGE_SIZE, chunk + REPLY_OVERHEAD + 1024))
 
 
 async def run(
@@ -196,9 +209,10 @@ async def run(
     if chunk < 1:
         raise UsageError(f"--wais-chunk must be at least 1 byte, not {chunk}")
     connection = await session.connect(host, port, scheme=session.url.scheme)
-    association = WaisAssociation(connection)
+    limits = session.settings.limits
+    association = WaisAssociation(connection, limits=limits)
     try:
-        await association.initialize(offered_size(chunk))
+        await association.initialize(offered_size(chunk, limits.wais_apdu_bytes))
     except BaseException:
         await association.aclose()
         raise

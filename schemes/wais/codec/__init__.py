@@ -8,6 +8,8 @@ diagnostics, `docid` the DocID and its URL form.  No I/O anywhere.
 
 from __future__ import annotations
 
+from fetcher.errors import LimitExceeded
+
 from .apdu import (
     DEFAULT_MESSAGE_SIZE,
     INIT,
@@ -28,6 +30,9 @@ from .docid import DocID, docid_from_string, docid_to_string, freewais_docid, me
 from .query import Operator, QueryItem, Retrieval, Term, parse_retrievals, retrieval_query
 from .response import Diagnostic, DocumentHeader, DocumentText, SearchResponse
 from .wire import (
+    DEFAULT_MAX_APDU,
+    DEFAULT_MAX_FIELD,
+    DEFAULT_MAX_RECORDS,
     HEADER_SIZE,
     Header,
     WaisDecodeError,
@@ -41,22 +46,37 @@ from .wire import (
 APDU = Init | InitResponse | Search | SearchResponse
 
 
-def decode_apdu(data: bytes) -> APDU:
-    """Any APDU body, by its PDU type; other types are a decode error."""
+def decode_apdu(
+    data: bytes,
+    *,
+    max_apdu: int = DEFAULT_MAX_APDU,
+    max_records: int = DEFAULT_MAX_RECORDS,
+    max_field: int = DEFAULT_MAX_FIELD,
+) -> APDU:
+    """Any APDU body, by its PDU type; other types are a decode error.
+
+    Past a cap (the whole APDU, the records of a search response, one field
+    of a reply) it raises `fetcher.errors.LimitExceeded`.
+    """
+    if len(data) > max_apdu:
+        raise LimitExceeded("bytes in one WAIS message (APDU)", max_apdu, "wais_apdu_bytes")
     kind = pdu_type(data)
     if kind == INIT:
         return Init.decode(data)
     if kind == INIT_RESPONSE:
-        return InitResponse.decode(data)
+        return InitResponse.decode(data, max_field=max_field)
     if kind == SEARCH:
         return Search.decode(data)
     if kind == SEARCH_RESPONSE:
-        return SearchResponse.decode(data)
+        return SearchResponse.decode(data, max_records=max_records, max_field=max_field)
     raise WaisDecodeError(f"PDU type {kind} is not one WAIS uses")
 
 
 __all__ = [
     "APDU",
+    "DEFAULT_MAX_APDU",
+    "DEFAULT_MAX_FIELD",
+    "DEFAULT_MAX_RECORDS",
     "DEFAULT_MESSAGE_SIZE",
     "HEADER_SIZE",
     "Diagnostic",

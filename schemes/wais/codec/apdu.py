@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 from .query import QueryItem, Retrieval, decode_query, encode_query, retrieval_query
 from .wire import (
+    DEFAULT_MAX_FIELD,
     Reader,
     WaisDecodeError,
     WaisEncodeError,
     as_num,
     as_text,
     bitmap,
+    capped,
     element,
     num,
     string,
@@ -141,7 +143,7 @@ class _Association:
         )
 
 
-def _decode_association(head: Reader) -> dict[str, object]:
+def _decode_association(head: Reader, max_field: int = DEFAULT_MAX_FIELD) -> dict[str, object]:
     """The fixed-order required fields, then the optional ones in any order."""
     values: dict[str, object] = {
         "protocol_version": head.expect(T_PROTOCOL_VERSION, "ProtocolVersion"),
@@ -158,7 +160,7 @@ def _decode_association(head: Reader) -> dict[str, object]:
     while not head.at_end():
         tag, value = head.element()
         if tag in names:
-            values[names[tag]] = as_text(value)
+            values[names[tag]] = as_text(capped(value, max_field, names[tag].replace("_", " ")))
         elif tag == T_REFERENCE_ID:
             values["reference_id"] = value
         else:
@@ -204,11 +206,11 @@ class InitResponse(_Association):
         return frame(INIT_RESPONSE, bytes([1 if self.result else 0]) + self._fields(), element(T_USER_INFO, info))
 
     @classmethod
-    def decode(cls, data: bytes) -> InitResponse:
+    def decode(cls, data: bytes, *, max_field: int = DEFAULT_MAX_FIELD) -> InitResponse:
         kind, head, user = open_apdu(data)
         _expect_type(kind, INIT_RESPONSE, "InitResponseAPDU")
         values: dict[str, object] = {"result": head.fixed(1, "the Result byte") == b"\x01"}
-        values.update(_decode_association(head))
+        values.update(_decode_association(head, max_field))
         values["chunk_code"] = values["chunk_id_length"] = None
         block = _user_block(user, T_USER_INFO, "an InitResponse")
         numbers = {T_CHUNK_CODE: "chunk_code", T_CHUNK_ID_LENGTH: "chunk_id_length"}
@@ -223,7 +225,7 @@ class InitResponse(_Association):
             if tag in numbers:
                 values[numbers[tag]] = as_num(value)
             elif tag in strings:
-                values[strings[tag]] = as_text(value)
+                values[strings[tag]] = as_text(capped(value, max_field, strings[tag].replace("_", " ")))
         return cls(**values)  # type: ignore[arg-type]
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from fetcher.errors import LimitExceeded
+
 from .apdu import (
     SEARCH_RESPONSE,
     T_DIAGNOSTIC,
@@ -22,7 +24,20 @@ from .apdu import (
     frame,
     open_apdu,
 )
-from .wire import Reader, WaisDecodeError, WaisEncodeError, as_num, as_text, element, num, string, text
+from .wire import (
+    DEFAULT_MAX_FIELD,
+    DEFAULT_MAX_RECORDS,
+    Reader,
+    WaisDecodeError,
+    WaisEncodeError,
+    as_num,
+    as_text,
+    capped,
+    element,
+    num,
+    string,
+    text,
+)
 
 T_SEED_WORDS_USED, T_VERSION, T_SCORE, T_BEST_MATCH, T_LENGTH = 115, 117, 118, 119, 120
 T_SOURCE, T_DATE, T_HEADLINE, T_ORIGIN_CITY, T_DOCUMENT_TEXT = 121, 122, 123, 124, 127
@@ -35,7 +50,7 @@ END_OF_RECORD = 0x1D
 DiagnosticKind = Literal["missing", "end", "denied", "error"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """A DatabaseDiagnosticRecord: a 2-character code and its message."""
 
@@ -61,14 +76,14 @@ class Diagnostic:
         )
 
     @classmethod
-    def decode(cls, reader: Reader) -> Diagnostic:
+    def decode(cls, reader: Reader, max_field: int = DEFAULT_MAX_FIELD) -> Diagnostic:
         tag = reader.cint()
         if tag != T_DIAGNOSTIC:
             raise WaisDecodeError(f"a diagnostic record starts with tag {tag}")
         length = reader.integer(2, "the diagnostic length")
         if length < 3:
             raise WaisDecodeError(f"a diagnostic record of length {length} cannot hold its code")
-        body = reader.fixed(length, "the diagnostic record")
+        body = capped(reader.fixed(length, "the diagnostic record"), max_field, "a diagnostic message")
         if reader.fixed(1, "the diagnostic end byte")[0] != END_OF_RECORD:
             raise WaisDecodeError("a diagnostic record does not end with 0x1D")
         return cls(body[:2].decode("latin-1"), as_text(body[2:-1]), body[-1:] == b"\x01")
@@ -90,7 +105,7 @@ class Diagnostic:
         return f"{self.code} {self.addinfo}".strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DocumentHeader:
     """One hit: a DocumentHeaderGroup (or its short/long/headline/code variants)."""
 
@@ -139,7 +154,7 @@ class DocumentHeader:
         return element(self.group, body)
 
     @classmethod
-    def decode(cls, group: int, block: Reader) -> DocumentHeader:
+    def decode(cls, group: int, block: Reader, max_field: int = DEFAULT_MAX_FIELD) -> DocumentHeader:
         numbers = {T_VERSION: "version", T_SCORE: "score", T_BEST_MATCH: "best_match", T_LENGTH: "length"}
         numbers[T_LINES] = "lines"
         strings = {
@@ -154,6 +169,7 @@ class DocumentHeader:
         values: dict[str, object] = {"group": group}
         while not block.at_end():
             tag, value = block.element()
+            capped(value, max_field, f"field {tag} of a hit")
             if tag == T_DOCUMENT_ID:
                 values["docid"] = value
             elif tag in numbers:
@@ -190,12 +206,12 @@ class DocumentText:
         return element(TEXT_GROUP, body)
 
     @classmethod
-    def decode(cls, block: Reader) -> DocumentText:
+    def decode(cls, block: Reader, max_field: int = DEFAULT_MAX_FIELD) -> DocumentText:
         values: dict[str, object] = {"version": None}
         while not block.at_end():
             tag, value = block.element()
             if tag == T_DOCUMENT_ID:
-                values["docid"] = value
+                values["docid"] = capped(value, max_field, "the DocumentID of a text")
             elif tag == T_VERSION:
                 values["version"] = as_num(value)
             elif tag == T_DOCUMENT_TEXT:
@@ -250,7 +266,11 @@ class SearchResponse:
         return frame(SEARCH_RESPONSE, fields, element(T_USER_INFO, info))
 
     @classmethod
-    def decode(cls, data: bytes) -> SearchResponse:
+    def decode(
+        cls, data: bytes, *, max_records: int = DEFAULT_MAX_RECORDS, max_field: int = DEFAULT_MAX_FIELD
+    ) -> SearchResponse:
+        """The reply; `LimitExceeded` past `max_records` records (hits, texts, diagnostics) or a
+        field (DocID, headline, diagnostic...) of more than `max_field` bytes."""
         kind, head, user = open_apdu(data)
         if kind != SEARCH_RESPONSE:
             raise WaisDecodeError(f"expected a SearchResponseAPDU (PDU type 23), got PDU type {kind}")
@@ -282,17 +302,19 @@ class SearchResponse:
             if not user.at_end():
                 raise WaisDecodeError(f"{user.remaining} bytes follow the user information of a search response")
             while not block.at_end():
+                if len(headers) + len(texts) + len(diagnostics) >= max_records:
+                    raise LimitExceeded("records (hits) in one WAIS search response", max_records, "listing_entries")
                 tag = block.peek_tag()
                 if tag == T_DIAGNOSTIC:
-                    diagnostics.append(Diagnostic.decode(block))
+                    diagnostics.append(Diagnostic.decode(block, max_field))
                     continue
                 tag, value = block.element()
                 if tag in HEADER_GROUPS:
-                    headers.append(DocumentHeader.decode(tag, Reader(value)))
+                    headers.append(DocumentHeader.decode(tag, Reader(value), max_field))
                 elif tag == TEXT_GROUP:
-                    texts.append(DocumentText.decode(Reader(value)))
+                    texts.append(DocumentText.decode(Reader(value), max_field))
                 elif tag == T_SEED_WORDS_USED:
-                    values["seed_words_used"] = as_text(value)
+                    values["seed_words_used"] = as_text(capped(value, max_field, "the SeedWordsUsed"))
         return cls(tuple(headers), tuple(texts), tuple(diagnostics), **values)  # type: ignore[arg-type]
 
     def keep_headers(self, count: int) -> SearchResponse:

@@ -12,11 +12,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fetcher.errors import LimitExceeded
+
 HEADER_SIZE = 25
 #: Values a compressed integer may hold (the writers use at most 4 bytes).
 CINT_LIMIT = 1 << 28
 #: Numbers wider than this are not numbers any WAIS implementation writes.
 MAX_NUM_SIZE = 8
+#: The caps decoders apply when given none (the defaults of `fetcher.settings.Limits`:
+#: wais_field_bytes, wais_apdu_bytes, listing_entries).
+DEFAULT_MAX_FIELD = 1024 * 1024
+DEFAULT_MAX_APDU = 16 * 1024 * 1024
+DEFAULT_MAX_RECORDS = 200_000
 
 
 class WaisDecodeError(ValueError):
@@ -158,6 +165,13 @@ def bitmap(tag: int, bits: tuple[bool, ...]) -> bytes:
 
 def unpack_bits(data: bytes) -> tuple[bool, ...]:
     return tuple(bool(byte & (0x80 >> bit)) for byte in data for bit in range(8))
+
+
+def capped(value: bytes, limit: int, what: str) -> bytes:
+    """`value` if it fits a field cap, else `LimitExceeded` (wais_field_bytes) naming the field."""
+    if len(value) > limit:
+        raise LimitExceeded(f"bytes in {what} (a WAIS field)", limit, "wais_field_bytes")
+    return value
 
 
 def as_text(value: bytes) -> str:
