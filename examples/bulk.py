@@ -31,12 +31,13 @@ async def main(url_file: str, out_dir: str) -> int:
         names[str(parse_url(text))] = candidate
     failures = 0
     async with Client(jobs=8, per_host=2, retries=2) as client:
-        async for outcome in client.fetch_all(urls, destination=lambda url: names[str(url)]):
-            if outcome.ok:
-                print(f"ok    {outcome.url}  ({outcome.seconds:.2f} s, {outcome.attempts} attempt(s))")
-            else:
-                failures += 1
-                print(f"FAIL  {outcome.url}: {outcome.error}", file=sys.stderr)
+        async with client.fetch_all(urls, destination=lambda url: names[str(url)]) as outcomes:
+            async for outcome in outcomes:
+                if outcome.ok:
+                    print(f"ok    {outcome.url}  ({outcome.seconds:.2f} s, {outcome.attempts} attempt(s))")
+                else:
+                    failures += 1
+                    print(f"FAIL  {outcome.url}: {outcome.error}", file=sys.stderr)
     return 1 if failures else 0
 
 

@@ -371,15 +371,16 @@ class BulkRun:
                 made.add(path.parent)
             return path
 
-        async for outcome in self.client.fetch_all(
+        async with self.client.fetch_all(
             self.queue_receive,
             jobs=self.args.jobs,
             per_host=self.args.per_host,
             destination=destination,
             resume=self.args.resume,
             on_chunk=on_chunk,
-        ):
-            self.handle(outcome)
+        ) as outcomes:
+            async for outcome in outcomes:
+                self.handle(outcome)
 
     def mark_interrupted(self) -> None:
         for job in self.by_url.values():

@@ -254,7 +254,9 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(error: FetchError, url: str | None = None) -> None:
     from .text import safe_text
+    from .url import redact
 
+    url = redact(url) if url else url
     where = f" ({safe_text(url)})" if url and url not in error.message else ""
     sys.stderr.write(f"fetch: {safe_text(error.message)}{where}\n")
     if error.hint:

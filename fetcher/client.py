@@ -15,6 +15,7 @@ import ssl
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 import trio
 
 from . import guard
+from .batch import FetchAll
 from .errors import FetchError, ProtocolError, UsageError
 from .net import Connection, open_connection, trace
 from .pool import Pool
@@ -29,17 +31,30 @@ from .registry import get_handler
 from .resource import Advisory, Entry, Resource
 from .settings import Settings
 from .sink import Download, partial_size, save
-from .url import URL, parse_url
+from .url import URL, parse_url, redact
 
 log = logging.getLogger("fetcher")
 T = TypeVar("T")
+
+Origin = tuple[str, str, "int | None"]
+
+#: The origin -u credentials belong to inside `fetch_all` (its first URL):
+#: set per worker task, read when a top-level retrieval starts.
+_bulk_user_origin: ContextVar[Origin | None] = ContextVar("fetcher_bulk_user_origin", default=None)
 
 
 class Session:
     """One retrieval's view of the client (see module docstring)."""
 
     def __init__(
-        self, client: Client, url: URL, *, offset: int = 0, hops: int = 0, origin: URL | None = None
+        self,
+        client: Client,
+        url: URL,
+        *,
+        offset: int = 0,
+        hops: int = 0,
+        origin: URL | None = None,
+        user_origin: Origin | None = None,
     ) -> None:
         self.client = client
         self.url = url
@@ -53,7 +68,12 @@ class Session:
         #: The URL the user asked for (before redirects): credentials given for
         #: it must not travel to another origin.
         self.origin = origin if origin is not None else url
+        #: (scheme, host, port) the -u credentials were given for.
+        self.user_origin = user_origin if user_origin is not None else self.origin.origin
         self.trace = trace
+
+    def __repr__(self) -> str:
+        return f"<Session {self.url.redacted()} hops={self.hops}>"
 
     async def connect(
         self,
@@ -86,8 +106,16 @@ class Session:
         return self.client.ssl_context()
 
     def credentials(self, host: str) -> tuple[str, str | None] | None:
-        """-u USER[:PASSWORD] first, then ~/.netrc (or $NETRC) for the host."""
-        if self.settings.user is not None:
+        """-u USER[:PASSWORD] on its own origin, else ~/.netrc (or $NETRC) for `host`.
+
+        -u credentials belong to the scheme, host and port of the URL they
+        were given for; a redirect, a resolution or another URL of a bulk
+        run that leads elsewhere gets that host's netrc entry or nothing
+        (anonymous), unless `location_trusted` says otherwise.
+        """
+        if self.settings.user is not None and (
+            self.settings.location_trusted or self.url.origin == self.user_origin
+        ):
             return self.settings.user, self.settings.password
         return self.client.netrc_credentials(host)
 
@@ -113,8 +141,10 @@ class Session:
                 hint="the server may be looping; raise --max-redirs if not",
             )
         guard.check_redirect(self.url, url, self.policy, also=schemes)
-        trace.debug("* %s to %s", reason, url)
-        return await self.client._open(url, offset=self.offset, hops=self.hops + 1, origin=self.origin)
+        trace.debug("* %s to %s", reason, url.redacted())
+        return await self.client._open(
+            url, offset=self.offset, hops=self.hops + 1, origin=self.origin, user_origin=self.user_origin
+        )
 
 
 @dataclass
@@ -149,6 +179,10 @@ class Outcome:
     def ok(self) -> bool:
         return self.error is None
 
+    def __repr__(self) -> str:
+        state = "ok" if self.error is None else f"error={self.error!r}"
+        return f"Outcome(url={redact(self.url)!r}, {state}, attempts={self.attempts}, seconds={self.seconds:.3f})"
+
 
 class Client:
     """`async with Client(...) as client:` then `open`, `fetch`, `download`, `fetch_all`."""
@@ -159,6 +193,9 @@ class Client:
         self.pool = Pool(idle_timeout=self.settings.idle_timeout)
         self._ssl_context: ssl.SSLContext | None = None
         self._netrc: netrc.netrc | bool | None = False
+
+    def __repr__(self) -> str:
+        return f"<Client {self.settings!r}>"
 
     async def __aenter__(self) -> Client:
         return self
@@ -201,13 +238,22 @@ class Client:
     # -- retrieval ----------------------------------------------------------
 
     async def _open(
-        self, url: URL | str, *, offset: int = 0, hops: int = 0, origin: URL | None = None
+        self,
+        url: URL | str,
+        *,
+        offset: int = 0,
+        hops: int = 0,
+        origin: URL | None = None,
+        user_origin: Origin | None = None,
     ) -> Resource:
         if isinstance(url, str):
             url = parse_url(url)
         guard.check(url, self.policy)
         handler = get_handler(url.scheme)
-        resource = await handler.open(url, Session(self, url, offset=offset, hops=hops, origin=origin))
+        if user_origin is None:
+            user_origin = _bulk_user_origin.get()
+        session = Session(self, url, offset=offset, hops=hops, origin=origin, user_origin=user_origin)
+        resource = await handler.open(url, session)
         if resource.max_size is None:
             resource.max_size = self.settings.max_size
         return resource
@@ -273,7 +319,7 @@ class Client:
                 )
             return await save(resource, path, resumed=offset > 0, on_chunk=on_chunk)
 
-    async def fetch_all(
+    def fetch_all(
         self,
         urls: Iterable[URL | str] | AsyncIterable[URL | str],
         *,
@@ -283,51 +329,38 @@ class Client:
         resume: bool = False,
         retries: int | None = None,
         on_chunk: Callable[[URL, int], None] | None = None,
-    ) -> AsyncIterator[Outcome]:
-        """Retrieve many URLs concurrently; yield an `Outcome` per URL as it completes.
+    ) -> FetchAll:
+        """Retrieve many URLs concurrently, as an async context manager::
 
-        At most `jobs` retrievals run at once and at most `per_host` per
-        (host, port).  With `destination`, documents are saved to the path it
-        returns (listings and advisories come back in memory); otherwise
-        everything is fetched into memory.  Transient errors are retried with
-        exponential backoff and jitter, resuming `.part` files.  Iterate to
-        the end (or close the iterator) so the worker tasks finish.
+            async with client.fetch_all(urls) as results:
+                async for outcome in results:
+                    ...
+
+        Outcomes (one per URL) arrive as retrievals complete.  At most `jobs`
+        run at once and at most `per_host` per (host, port).  With
+        `destination`, documents are saved to the path it returns (listings
+        and advisories come back in memory); otherwise everything is fetched
+        into memory.  Transient errors are retried with exponential backoff
+        and jitter, resuming `.part` files.  Leaving the block, by reaching
+        the end, `break`, an exception or a cancellation, cancels the work
+        still running and closes its connections (structured concurrency: no
+        task outlives the block).
+
+        Each URL is bounded by `max_time` (per attempt) and, unless the user
+        chose otherwise, by a low-speed rule (see `Settings.speed_limit`).
+        -u credentials belong to the origin of the first URL; other origins
+        get their own netrc entry or none (`location_trusted` lifts this).
         """
-        jobs = jobs or self.settings.jobs
-        per_host = per_host or self.settings.per_host
-        retries = self.settings.retries if retries is None else retries
-        send, receive = trio.open_memory_channel[Outcome](jobs)
-        job_limit = trio.Semaphore(jobs)
-        host_limits: dict[tuple[str, object], trio.Semaphore] = {}
-
-        async def run_one(text: URL | str, results: trio.MemorySendChannel[Outcome]) -> None:
-            async with results:
-                started = time.monotonic()
-                outcome = Outcome(url=str(text))
-                try:
-                    url = parse_url(text) if isinstance(text, str) else text
-                    key = (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
-                    limit = host_limits.setdefault(key, trio.Semaphore(per_host))
-                    async with limit:
-                        outcome.result = await self._with_retries(url, outcome, destination, resume, retries, on_chunk)
-                except FetchError as error:
-                    outcome.error = error
-                finally:
-                    job_limit.release()
-                outcome.seconds = time.monotonic() - started
-                await results.send(outcome)
-
-        async def feed(nursery: trio.Nursery) -> None:
-            async with send:
-                async for text in _as_async(urls):
-                    await job_limit.acquire()
-                    nursery.start_soon(run_one, text, send.clone())
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(feed, nursery)
-            async with receive:
-                async for outcome in receive:
-                    yield outcome
+        return FetchAll(
+            self,
+            urls,
+            jobs=jobs or self.settings.jobs,
+            per_host=per_host or self.settings.per_host,
+            destination=destination,
+            resume=resume,
+            retries=self.settings.retries if retries is None else retries,
+            on_chunk=on_chunk,
+        )
 
     async def _with_retries(
         self,
@@ -357,15 +390,6 @@ class Client:
                     raise
                 log.info("retrying %s in %.2f s after: %s", url, delay, error)
                 await trio.sleep(delay)
-
-
-async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:
-    if isinstance(items, AsyncIterable):
-        async for item in items:
-            yield item
-    else:
-        for item in items:
-            yield item
 
 
 async def fetch(url: URL | str, **settings: Any) -> Fetched:

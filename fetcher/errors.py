@@ -18,10 +18,26 @@ class FetchError(Exception):
     body: bytes | None = None
 
     def __init__(self, message: str, *, hint: str | None = None, url: str | None = None) -> None:
+        # Passwords of URLs quoted in a message never reach the user's screen
+        # or logs (the parser is loaded by the time anything fails).
+        from .url.values import redact
+
+        message = redact(message)
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.url = url
+
+    @property
+    def url(self) -> str | None:
+        """The URL that failed, as text, its password masked."""
+        return self._url
+
+    @url.setter
+    def url(self, value: str | None) -> None:
+        from .url.values import redact
+
+        self._url = redact(value) if value is not None else None
 
     def __str__(self) -> str:
         return self.message

@@ -22,6 +22,25 @@ from .text import escape
 
 trace = logging.getLogger("fetcher.trace")
 
+
+class _Redact(logging.Filter):
+    """Mask `scheme://user:password@` in every trace and log line (defence in depth:
+    callers already log `url.redacted()`, but a server's Location or a line a
+    handler echoes may carry someone's password)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from .url import redact
+
+        message = record.getMessage()
+        masked = redact(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+for _name in ("fetcher", "fetcher.trace"):
+    logging.getLogger(_name).addFilter(_Redact())
+
 RECEIVE_SIZE = 256 * 1024
 MAX_LINE = 64 * 1024
 

@@ -90,7 +90,8 @@ class Settings:
     max_redirects: int = 20
     # Credentials: -u USER[:PASSWORD], ~/.netrc, FTP anonymous password.
     user: str | None = None
-    password: str | None = None
+    #: Never shown in repr (settings end up in logs and tracebacks).
+    password: str | None = field(default=None, repr=False)
     #: Send -u credentials to every host a redirect or resolution leads to
     #: (curl --location-trusted); by default they stay with their origin.
     location_trusted: bool = False

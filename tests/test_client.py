@@ -113,7 +113,8 @@ async def test_fetch_all_yields_one_outcome_per_url(tmp_path: Path) -> None:
         (tmp_path / f"f{index}").write_bytes(b"%d" % index)
     urls = [f"file://{tmp_path}/f{index}" for index in range(12)] + [f"file://{tmp_path}/missing"]
     async with Client() as client:
-        outcomes = [outcome async for outcome in client.fetch_all(urls, jobs=4)]
+        async with client.fetch_all(urls, jobs=4) as results:
+            outcomes = [outcome async for outcome in results]
     assert sorted(outcome.url for outcome in outcomes) == sorted(urls)
     failed = [outcome for outcome in outcomes if not outcome.ok]
     assert [outcome.url for outcome in failed] == [urls[-1]]

@@ -127,10 +127,8 @@ async def test_bulk_retries_a_cut_transfer_and_resumes_it(tmp_path: Path) -> Non
     faults = Faults(reset_after=200_000, reset_times=1, reset_hard=False)
     async with serving(FakeFtpServer(FILES, faults=faults)) as server:
         async with Client(retries=2) as client:
-            outcomes = [
-                outcome
-                async for outcome in client.fetch_all([f"{server.url}/big.bin"], destination=lambda url: tmp_path / "b")
-            ]
+            async with client.fetch_all([f"{server.url}/big.bin"], destination=lambda url: tmp_path / "b") as results:
+                outcomes = [outcome async for outcome in results]
     (outcome,) = outcomes
     assert outcome.ok and outcome.attempts == 2
     assert (tmp_path / "b").read_bytes() == BIG

@@ -26,6 +26,7 @@ from fetcher.url import (
     WaisURL,
     join,
     parse_url,
+    redact,
     to_bytes,
     unwrap,
 )
@@ -570,7 +571,7 @@ def test_error_names_part_and_position(text: str, part: str, position: int) -> N
     error = caught.value
     assert error.part == part
     assert error.position == position
-    assert error.url == text
+    assert error.url == redact(text)  # the input, its password masked
     assert error.exit_code == 2
     assert str(error)
 

@@ -45,6 +45,7 @@ from .values import (
     TelnetURL,
     WaisURL,
     fields_of,
+    redact,
     to_bytes,
 )
 
@@ -65,6 +66,7 @@ __all__ = [
     "fields_of",
     "join",
     "parse_url",
+    "redact",
     "to_bytes",
     "unwrap",
 ]

@@ -7,6 +7,7 @@ Decoded text is `str`; octets that are not UTF-8 survive as lone surrogates
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote as _quote
@@ -39,6 +40,24 @@ _SAFE_GOPHER = _UNRESERVED + ";/:@&="
 _SAFE_NEWS = _UNRESERVED + ";/?:&=@"
 _SAFE_WAIS = _UNRESERVED.replace("+", "")
 _SAFE_MAILTO = _UNRESERVED + "@"
+
+
+#: What stands for a password wherever a URL is shown (never sent).
+MASK = "***"  # the same mask as fetcher.text.mask_secrets
+
+# `scheme://user:password@` inside free text; the password is what `redact` masks.
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)(?P<password>[^\s/?#@]*)(?=@)")
+
+
+def redact(text: str) -> str:
+    """`text` with the password of every `scheme://user:password@` in it masked.
+
+    For text that is not (or may not be) one parsed URL: input lines, messages,
+    manifests, JSON, progress labels.  A parsed URL has `URL.redacted()`.
+    """
+    if "@" not in text:
+        return text
+    return _USERINFO.sub(lambda match: match["head"] + MASK, text)
 
 
 def to_bytes(component: str) -> bytes:
@@ -101,8 +120,28 @@ class URL:
         return hash((type(self).__name__, *tuple(_hashable(v) for v in self._key())))
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._all_fields())
+        # The password is masked: reprs end up in logs and tracebacks.
+        inner = ", ".join(
+            f"{name}={MASK if name == 'password' and getattr(self, name) else getattr(self, name)!r}"
+            for name in self._all_fields()
+        )
         return f"{type(self).__name__}({inner})"
+
+    def redacted(self) -> str:
+        """The canonical text with the password (if any) masked: for messages, traces and output.
+
+        `str(url)` stays the exact serialization that parses back to an equal
+        URL, password included; show users `redacted()` instead.
+        """
+        if not getattr(self, "password", None):
+            return str(self)
+        return str(self.replace(password=MASK))
+
+    @property
+    def origin(self) -> tuple[str, str, int | None]:
+        """(scheme, host, port): the unit credentials belong to (host lower-cased)."""
+        host = getattr(self, "host", None) or ""
+        return self.scheme, host.lower(), getattr(self, "port", None)
 
     def _tail(self) -> str:
         return "" if self.fragment is None else "#" + self.fragment

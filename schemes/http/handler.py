@@ -111,7 +111,7 @@ class Handler:
             assert isinstance(origin, HttpURL)
             found = (origin.user, origin.password) if origin.user is not None else session.credentials(url.host)
         else:
-            found = session.client.netrc_credentials(url.host)
+            found = session.credentials(url.host)  # -u only with --location-trusted (Session decides)
         if found is None:
             return None
         user, password = found

@@ -210,12 +210,10 @@ async def test_bulk_retrieval_reuses_control_connections(server: PyFtpd, tmp_pat
     before = len(server.sessions)
     urls = [f"ftp://myname:pw@127.0.0.1:{server.port}/pub/f{index:02d}.txt" for index in range(40)]
     async with Client() as client:
-        outcomes = [
-            outcome
-            async for outcome in client.fetch_all(
-                urls, jobs=4, per_host=4, destination=lambda url: tmp_path / str(url).rsplit("/", 1)[1]
-            )
-        ]
+        async with client.fetch_all(
+            urls, jobs=4, per_host=4, destination=lambda url: tmp_path / str(url).rsplit("/", 1)[1]
+        ) as results:
+            outcomes = [outcome async for outcome in results]
     assert all(outcome.ok for outcome in outcomes)
     assert (tmp_path / "f07.txt").read_bytes() == b"file 7\n"
     await trio.sleep(0.05)

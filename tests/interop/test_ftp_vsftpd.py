@@ -181,14 +181,12 @@ async def test_bulk_reuses_connections(vsftpd: Vsftpd, tmp_path: Path) -> None:
     names = ["README.txt", "hello.txt", "one-byte.txt", "empty.txt", "dotlines.txt", "a/a.txt", "a/b/b.txt"] * 3
     mark = len(vsftpd.commands())
     async with Client() as client:
-        outcomes = [
-            outcome
-            async for outcome in client.fetch_all(
-                [f"{vsftpd.url}/{name}" for name in names],
-                per_host=2,
-                destination=lambda url: tmp_path / str(abs(hash(str(url)))),
-            )
-        ]
+        async with client.fetch_all(
+            [f"{vsftpd.url}/{name}" for name in names],
+            per_host=2,
+            destination=lambda url: tmp_path / str(abs(hash(str(url)))),
+        ) as results:
+            outcomes = [outcome async for outcome in results]
     assert all(outcome.ok for outcome in outcomes), [o.error for o in outcomes if o.error]
     commands = logged_since(vsftpd, mark)
     assert 1 <= commands.count("USER anonymous") <= 2

@@ -1,0 +1,162 @@
+"""`Client.fetch_all`: many URLs at once, as an async context manager.
+
+The work runs in a nursery that lives exactly as long as the `async with`
+block (trio's `open_*` shape), so leaving the block by any route (the end,
+`break`, an exception, an enclosing cancel scope) cancels what is still
+running and closes its connections before the block is left.  An async
+generator that yields inside a nursery cannot promise that, which is why this
+is not one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, TypeVar
+
+import trio
+
+from .errors import FetchError
+from .url import URL, parse_url
+
+if TYPE_CHECKING:
+    from .client import Client, Origin, Outcome
+
+T = TypeVar("T")
+
+
+class Outcomes:
+    """The outcomes of a `fetch_all` block, in completion order (`async for`)."""
+
+    def __init__(self, channel: trio.MemoryReceiveChannel[Outcome]) -> None:
+        self._channel = channel
+
+    def __aiter__(self) -> Outcomes:
+        return self
+
+    async def __anext__(self) -> Outcome:
+        try:
+            return await self._channel.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+
+class FetchAll:
+    """What `Client.fetch_all` returns: enter it with `async with` to get `Outcomes`."""
+
+    def __init__(
+        self,
+        client: Client,
+        urls: Iterable[URL | str] | AsyncIterable[URL | str],
+        *,
+        jobs: int,
+        per_host: int,
+        destination: Callable[[URL], Path] | None,
+        resume: bool,
+        retries: int,
+        on_chunk: Callable[[URL, int], None] | None,
+    ) -> None:
+        self._client = client
+        self._urls = urls
+        self._jobs = jobs
+        self._per_host = per_host
+        self._destination = destination
+        self._resume = resume
+        self._retries = retries
+        self._on_chunk = on_chunk
+        self._manager: AbstractAsyncContextManager[Outcomes] | None = None
+
+    def __aiter__(self) -> AsyncIterator[Outcome]:
+        raise TypeError(
+            "Client.fetch_all is an async context manager: "
+            "`async with client.fetch_all(urls) as results: async for outcome in results: ...`"
+        )
+
+    async def __aenter__(self) -> Outcomes:
+        if self._manager is not None:
+            raise RuntimeError("a fetch_all(...) value can be entered once")
+        self._manager = self._run()
+        return await self._manager.__aenter__()
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._manager is not None
+        return await self._manager.__aexit__(kind, error, tb)
+
+    @asynccontextmanager
+    async def _run(self) -> AsyncIterator[Outcomes]:
+        from .client import Outcome, _bulk_user_origin
+
+        client = self._client
+        send, receive = trio.open_memory_channel[Outcome](self._jobs)
+        job_limit = trio.Semaphore(self._jobs)
+        host_limits: dict[tuple[str, object], trio.Semaphore] = {}
+        # -u credentials belong to the origin of the first URL; later lines and
+        # the links a recursion finds get their own netrc entry or nothing.
+        bound: list[Origin] = []
+
+        async def run_one(text: URL | str, results: trio.MemorySendChannel[Outcome]) -> None:
+            if bound:
+                _bulk_user_origin.set(bound[0])
+            async with results:
+                started = time.monotonic()
+                outcome = Outcome(url=str(text))
+                try:
+                    url = parse_url(text) if isinstance(text, str) else text
+                    key = (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
+                    limit = host_limits.setdefault(key, trio.Semaphore(self._per_host))
+                    async with limit:
+                        outcome.result = await client._with_retries(
+                            url, outcome, self._destination, self._resume, self._retries, self._on_chunk
+                        )
+                except FetchError as error:
+                    outcome.error = error
+                finally:
+                    job_limit.release()
+                outcome.seconds = time.monotonic() - started
+                await results.send(outcome)
+
+        async def feed(nursery: trio.Nursery) -> None:
+            async with send:
+                async for text in _as_async(self._urls):
+                    if not bound:
+                        try:
+                            bound.append((parse_url(text) if isinstance(text, str) else text).origin)
+                        except FetchError:
+                            pass
+                    await job_limit.acquire()
+                    nursery.start_soon(run_one, text, send.clone())
+
+        # What ended the block (an exception in the caller's loop body, or a
+        # cancellation from outside) is re-raised as itself once the nursery
+        # has finished, rather than wrapped in an ExceptionGroup by it.
+        # The workers are cancelled before the channel closes, so none of them
+        # fails on a send nobody will receive.
+        ended: BaseException | None = None
+        with receive:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(feed, nursery)
+                try:
+                    yield Outcomes(receive)
+                except BaseException as error:
+                    ended = error
+                finally:
+                    nursery.cancel_scope.cancel()
+        if ended is not None:
+            try:
+                raise ended
+            finally:
+                ended = None
+
+
+async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:
+    if isinstance(items, AsyncIterable):
+        async for item in items:
+            yield item
+    else:
+        for item in items:
+            yield item
