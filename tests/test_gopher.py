@@ -95,7 +95,7 @@ async def test_untidy_menus() -> None:
         garbage = await client.fetch(base(server) + "/1/garbage")
     assert [e.name for e in nodot.entries] == ["Hello text", "Sub"] and nodot.metadata["terminated"] is False
     assert [e.url for e in lf.entries] == [e.url for e in nodot.entries]
-    assert [e.name for e in long_line.entries] == ["Hello text", "Sub", "line 3 is longer than 16384 bytes; skipped",
+    assert [e.name for e in long_line.entries] == ["Hello text", "Sub", "line 3 is longer than 65536 bytes; skipped",
                                                    "Hello text", "Sub"]  # fmt: skip
     assert garbage.kind == "listing" and garbage.metadata["problems"]
 

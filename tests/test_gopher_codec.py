@@ -7,10 +7,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetcher import guard
-from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError, UnsafeURL, UsageError
+from fetcher.errors import (
+    AuthError,
+    FetchError,
+    LimitExceeded,
+    NotFound,
+    ProtocolError,
+    TransientError,
+    UnsafeURL,
+    UsageError,
+)
+from fetcher.settings import Limits
 from fetcher.url import GopherURL, parse_url
 from schemes.gopher import ask
-from schemes.gopher.menu import MenuContext, MenuParser, error_reply, parse_menu
+from schemes.gopher.menu import MenuContext, MenuParser, parse_menu
 from schemes.gopher.plus import (
     error_for,
     keep_only,
@@ -22,6 +32,7 @@ from schemes.gopher.plus import (
     wanted_names,
 )
 from schemes.gopher.request import request_bytes
+from schemes.gopher.server_errors import error_for_message, error_reply, resembles_error
 from schemes.gopher.text import DotTerminated, FinalDot
 
 CTX = MenuContext(scheme="gopher", host="h.example", port=70)
@@ -162,19 +173,34 @@ def test_a_huge_line_is_skipped_without_buffering_it() -> None:
     parser.feed(b"0A\t/a\th\t70\r\n0")
     for _ in range(64):
         parser.feed(b"x" * 16384)
-        assert len(parser._partial) <= 16384
+        assert len(parser._partial) <= 65536
     parser.feed(b"\t/x\th\t70\r\n0B\t/b\th\t70\r\n")
     parser.close()
-    assert [e.name for e in parser.entries] == ["A", "line 2 is longer than 16384 bytes; skipped", "B"]
+    assert [e.name for e in parser.entries] == ["A", "line 2 is longer than 65536 bytes; skipped", "B"]
 
 
-def test_menu_caps_are_fatal() -> None:
+def test_menu_caps_are_fatal_and_come_from_limits() -> None:
     parser = MenuParser(CTX, max_entries=3)
-    with pytest.raises(ProtocolError, match="more than 3 entries"):
+    with pytest.raises(LimitExceeded, match="more than 3 menu entries") as caught:
         parser.feed(b"iline\r\n" * 4)
+    assert caught.value.exit_code == 7 and caught.value.limit_name == "listing_entries"
     parser = MenuParser(CTX, max_bytes=100)
-    with pytest.raises(ProtocolError, match="larger than 100 bytes"):
+    with pytest.raises(LimitExceeded, match="more than 100 bytes of menu"):
         parser.feed(b"i" * 101)
+    limits = Limits().replace(listing_entries=5, listing_bytes=10_000, line_bytes=300)
+    parser = MenuParser.for_limits(CTX, limits)
+    assert (parser.max_entries, parser.max_bytes, parser.max_line) == (5, 10_000, 300)
+    with pytest.raises(LimitExceeded, match="more than 5 menu entries"):
+        parse_menu(b"0a\t/a\th\t70\r\n" * 6, CTX, limits)
+
+
+def test_entries_held_in_memory_count_toward_listing_bytes() -> None:
+    # 200 bytes of high-bit selector become ~800 bytes of text and 600 of URL: held, not received, hits the cap.
+    line = b"0x\t/" + bytes(range(0x80, 0xFF))[:200] + b"\th\t70\r\n"
+    parser = MenuParser(CTX, max_bytes=len(line) * 10)
+    with pytest.raises(LimitExceeded, match="held in memory"):
+        parser.feed(line * 9)
+    assert parser.received <= parser.max_bytes
 
 
 def test_a_gophers_menu_keeps_tls_only_for_its_own_server() -> None:
@@ -195,13 +221,42 @@ def test_a_gophers_menu_keeps_tls_only_for_its_own_server() -> None:
             b"Error: File or directory not found! (null)\r\n" + b"_" * 67 + b"\r\n   Gophered by Gophernicus/3.1.1\r\n",
             "File or directory not found! (null)",
         ),
+        (  # geomyidae: the "." line and an empty line after it
+            b"3Sorry, but the requested token '/x' could not be found.\tErr\tlocalhost\t70\r\n.\r\n\r\n",
+            "Sorry, but the requested token '/x' could not be found.",
+        ),
+        (  # an error item among info lines (Motsognir-style error page)
+            b"iOops\t\tnull.host\t1\r\n3Not found\t\tnull.host\t1\r\niGo back\tfake\t(NULL)\t0\r\n.\r\n",
+            "Not found",
+        ),
         (b"3 apples and 2 pears\r\n", None),
         (b"Error: this document is about errors.\r\nIt has more lines.\r\n", None),
         (b"3a\tb\tc\t70\r\nmore text\r\n", None),
+        (b"3\t4\t5\t6\r\n3\t1\t2\t3\r\n", None),  # a table of numbers, not an error item
+        (b"iJust information\t\tnull.host\t1\r\n", None),
+        (b"", None),
     ],
 )
 def test_error_replies_are_recognised_only_when_exact(reply: bytes, message: str | None) -> None:
     assert error_reply(reply) == message
+
+
+@pytest.mark.parametrize(
+    ("reply", "complete", "first_line"),
+    [
+        (b"3a\tb\tc\t70\r\nmore text\r\n", True, "a"),
+        (b"Error: this document is about errors.\r\nIt has more lines.\r\n", True,
+         "Error: this document is about errors."),
+        (b"ERROR 404\r\n" + b"x" * 9000, False, "ERROR 404"),
+        (b"\r\nFile not found.\r\n", True, "File not found."),
+        (b"Not found\r\n" + b"the rest of a long text\r\n" * 40, True, None),  # long: a document
+        (b"Errors and omissions excepted.\r\n", True, None),
+        (b"Hello, world!\r\n", True, None),
+        (b"", True, None),
+    ],
+)
+def test_replies_that_only_look_like_errors(reply: bytes, complete: bool, first_line: str | None) -> None:
+    assert resembles_error(reply, complete=complete) == first_line
 
 
 # -- text endings --------------------------------------------------------------------
@@ -373,11 +428,11 @@ def test_ask_fields_and_answers() -> None:
 
 
 def test_gopher0_error_words_choose_exit_codes() -> None:
-    from schemes.gopher.menu import error_for_message
-
     assert isinstance(error_for_message("Permission denied", "u"), AuthError)
     assert isinstance(error_for_message("'/x' does not exist", "u"), NotFound)
-    assert type(error_for_message("weird", "u")) is ProtocolError
+    assert isinstance(error_for_message("too busy, try again later", "u"), TransientError)
+    weird = error_for_message("weird \x1b[2J", "u")
+    assert type(weird) is NotFound and weird.exit_code == 6 and "\x1b" not in weird.message
 
 
 # -- fuzzing: any bytes give values or defined errors, never a crash or a hang ----------

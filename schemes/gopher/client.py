@@ -8,29 +8,21 @@ server answers one request per connection, so nothing is pooled.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Protocol
 
 from fetcher import guard
 from fetcher.client import Session
-from fetcher.errors import ProtocolError, TooLarge, UsageError
+from fetcher.errors import LimitExceeded, ProtocolError, TooLarge, UsageError
 from fetcher.net import Connection
 from fetcher.resource import Advisory, Resource
+from fetcher.text import escape
 from fetcher.url import URL, GopherURL, TelnetURL, parse_url
 
 from . import ask as forms
-from .menu import (
-    ERROR_PEEK,
-    MenuContext,
-    MenuParser,
-    error_for_message,
-    error_only,
-    error_reply,
-    might_be_error,
-    parse_line,
-)
+from .menu import MenuContext, MenuParser, parse_line
 from .plus import (
-    MAX_ATTRIBUTES,
     MAX_ERROR_TEXT,
     MAX_HEADER,
     Header,
@@ -45,8 +37,11 @@ from .plus import (
     wanted_names,
 )
 from .request import request_bytes, split_request
+from .server_errors import ERROR_PEEK, error_for_message, error_only, error_reply, menu_warning, resembles_error
 from .text import DotTerminated, FinalDot
 from .types import MENU_VIEWS, content_type_for, item_type
+
+log = logging.getLogger("fetcher")
 
 
 class Decoder(Protocol):
@@ -213,6 +208,11 @@ class Retrieval:
             await source.connection.aclose()
             raise
 
+    def _warn(self, message: str) -> None:
+        """A warning the user sees on stderr (escaped) and the library finds in metadata["warnings"]."""
+        self.warnings.append(message)
+        log.warning("fetch: warning: %s", escape(message))
+
     def _metadata(self, url: GopherURL, **more: object) -> dict[str, object]:
         data: dict[str, object] = {"gopher_type": url.gtype, "warnings": self.warnings}
         data.update(more)
@@ -224,13 +224,16 @@ class Retrieval:
         reading = item_type(url.gtype).reading
         if reading == "menu":
             return await self._menu(url, source, Raw())
-        await source.fill()
-        while not source.eof and len(source.buffer) < ERROR_PEEK and might_be_error(source.buffer):
+        # Hold up to ERROR_PEEK bytes: a server's "no such item" must not become a saved file.
+        while not source.eof and len(source.buffer) < ERROR_PEEK:
             await source.fill()
         if source.eof:
             message = error_reply(source.buffer)
             if message is not None:
                 raise error_for_message(message, str(url))
+        lookalike = resembles_error(source.buffer, complete=source.eof)
+        if lookalike is not None:
+            self._warn(f"the reply to {url} looks like a server's error message, kept as the item: {lookalike!r}")
         decoder: Decoder
         if reading != "text" or self.settings.raw:
             decoder = Raw()
@@ -272,7 +275,7 @@ class Retrieval:
             await source.connection.aclose()
 
     async def _menu(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool = False) -> Resource:
-        parser = MenuParser(self.ctx)
+        parser = MenuParser.for_limits(self.ctx, self.settings.limits)
         limit = self.settings.max_size
         async for chunk in source.chunks():
             data = decoder.feed(chunk)
@@ -292,6 +295,9 @@ class Retrieval:
         message = error_only(parser)
         if message is not None:
             raise error_for_message(message, str(url))
+        first_error = menu_warning(parser)
+        if first_error is not None:
+            self._warn(f"the menu {url} starts with an error item: {first_error!r}")
         metadata = self._metadata(url, problems=parser.problems, terminated=parser.terminated)
         return Resource(url, "listing", content_type="application/gopher-menu", entries=parser.entries,
                         metadata=metadata)  # fmt: skip
@@ -350,13 +356,14 @@ class Retrieval:
     async def _collect(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> bytes:
         parts: list[bytes] = []
         total = 0
+        cap = self.settings.limits.attribute_bytes
         async for chunk in source.chunks():
             if _done(decoder):
                 break
             data = decoder.feed(chunk)
             total += len(data)
-            if total > MAX_ATTRIBUTES:
-                raise ProtocolError(f"the attribute reply is larger than {MAX_ATTRIBUTES} bytes", url=str(url))
+            if total > cap:
+                raise LimitExceeded("bytes of Gopher+ attributes", cap, "attribute_bytes", url=str(url))
             parts.append(data)
             if _done(decoder):
                 break
@@ -366,12 +373,18 @@ class Retrieval:
         if hasattr(decoder, "close"):
             parts.append(decoder.close())
         await source.connection.aclose()
-        return b"".join(parts)
+        data = b"".join(parts)
+        if self.session.trace.isEnabledFor(logging.DEBUG):
+            for line in data.splitlines()[:1000]:
+                if line.startswith(b"+"):
+                    self.session.trace.debug("< %s", escape(line.decode("utf-8", "surrogateescape")))
+        return data
 
     async def _attributes(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> Resource:
         plus = url.plus or ""
-        items = [keep_only(item, wanted_names(plus)) for item in parse_attributes(
-            await self._collect(url, source, decoder, must_end))]  # fmt: skip
+        data = await self._collect(url, source, decoder, must_end)
+        parsed = parse_attributes(data, self.settings.limits.attribute_bytes)
+        items = [keep_only(item, wanted_names(plus)) for item in parsed]
         records = [item.as_dict() for item in items]
         metadata = self._metadata(url, attributes=records)
         if plus.startswith("$"):
@@ -457,7 +470,7 @@ class Retrieval:
                 data = await self._collect(url, source, decoder, header.length != -2)
             finally:
                 await source.connection.aclose()
-            for item in parse_attributes(data):
+            for item in parse_attributes(data, self.settings.limits.attribute_bytes):
                 if item.ask is not None:
                     return item.ask
             raise ProtocolError(f"{url} is marked as a form, but the server sent no +ASK block", url=str(url))

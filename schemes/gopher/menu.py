@@ -4,7 +4,9 @@ Real menus are untidy: no "." line (pygopherd), lone LF line ends, lines
 with too few fields, ports such as "(NULL)", 1 MiB lines.  A bad line
 becomes an entry of type "error" (and a note in `problems`), never a
 failure of the whole menu; only the caps on the menu's size are fatal,
-because past them the reply is not a menu but a flood.
+because past them the reply is not a menu but a flood.  The caps come from
+`fetcher.settings.Limits` (listing_entries, listing_bytes, line_bytes) and
+are arguments, so fuzzing reaches each of them without a socket.
 
 `MenuParser.feed` keeps only the unfinished last line between calls, so a
 100 000-line menu costs one pass over its bytes.
@@ -13,20 +15,17 @@ because past them the reply is not a menu but a flood.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from fetcher import guard
-from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, UnsafeURL, URLError
+from fetcher.errors import LimitExceeded, UnsafeURL, URLError
 from fetcher.resource import Entry
-from fetcher.text import escape
+from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.url import URL, GopherURL, TelnetURL, parse_url
 
 from .types import item_type
-
-MAX_LINE = 16 * 1024
-MAX_ENTRIES = 100_000
-MAX_MENU_BYTES = 64 * 1024 * 1024
 
 _HOST = re.compile(r"[A-Za-z0-9._-]{1,253}|\[?[0-9A-Fa-f:.]{2,45}\]?")
 
@@ -165,9 +164,13 @@ class MenuParser:
     """Incremental menu parser: `feed` bytes, then `close`; read `entries`."""
 
     ctx: MenuContext
-    max_entries: int = MAX_ENTRIES
-    max_bytes: int = MAX_MENU_BYTES
-    max_line: int = MAX_LINE
+    #: Entries kept (listing_entries).
+    max_entries: int = DEFAULT_LIMITS.listing_entries
+    #: Bytes received, and (separately) bytes the kept entries' strings hold (listing_bytes):
+    #: a selector of high bytes costs four times its size as text and three times in its URL.
+    max_bytes: int = DEFAULT_LIMITS.listing_bytes
+    #: A longer line is skipped (noted in `problems`), never buffered (line_bytes).
+    max_line: int = DEFAULT_LIMITS.line_bytes
     entries: list[Entry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     #: True once the "." line arrived (what follows it is ignored).
@@ -175,6 +178,7 @@ class MenuParser:
     #: Whether any line had a TAB (a reply with none is not really a menu).
     saw_tab: bool = False
     received: int = 0
+    held: int = 0
     _partial: bytes = b""
     _skipping: bool = False
     _lineno: int = 0
@@ -186,7 +190,7 @@ class MenuParser:
             return
         self.received += len(data)
         if self.received > self.max_bytes:
-            raise ProtocolError(f"the menu is larger than {self.max_bytes} bytes", hint="this is not a sane menu")
+            raise LimitExceeded("bytes of menu", self.max_bytes, "listing_bytes")
         if self._partial:
             data = self._partial + data
             self._partial = b""
@@ -249,70 +253,24 @@ class MenuParser:
 
     def _add(self, entry: Entry) -> None:
         if len(self.entries) >= self.max_entries:
-            raise ProtocolError(
-                f"the menu has more than {self.max_entries} entries",
-                hint="this is not a sane menu; fetch it as text with a non-menu item type (e.g. /0/...)",
-            )
+            raise LimitExceeded("menu entries", self.max_entries, "listing_entries")
+        self.held += sys.getsizeof(entry.name) + sys.getsizeof(entry.url or "")
+        selector = entry.extra.get("selector")
+        if isinstance(selector, str):
+            self.held += sys.getsizeof(selector)
+        if self.held > self.max_bytes:
+            raise LimitExceeded("bytes of menu entries (as held in memory)", self.max_bytes, "listing_bytes")
         self.entries.append(entry)
 
+    @classmethod
+    def for_limits(cls, ctx: MenuContext, limits: Limits) -> MenuParser:
+        return cls(ctx, max_entries=limits.listing_entries, max_bytes=limits.listing_bytes,
+                   max_line=limits.line_bytes)  # fmt: skip
 
-def parse_menu(data: bytes, ctx: MenuContext) -> MenuParser:
+
+def parse_menu(data: bytes, ctx: MenuContext, limits: Limits = DEFAULT_LIMITS) -> MenuParser:
     """A whole menu at once (tests, attribute replies)."""
-    parser = MenuParser(ctx)
+    parser = MenuParser.for_limits(ctx, limits)
     parser.feed(data)
     parser.close()
     return parser
-
-
-def error_only(parser: MenuParser) -> str | None:
-    """The message of a menu made only of error lines (a server's way to say "no such item")."""
-    items = [entry for entry in parser.entries if entry.type != "info"]
-    if items and all(entry.type == "error" and entry.extra.get("gopher_type") == "3" for entry in items):
-        return "; ".join(entry.name for entry in items)
-    if not parser.saw_tab and parser.entries:
-        first = parser.entries[0].name
-        if first.startswith("Error: "):
-            return first
-    return None
-
-
-def error_for_message(message: str, url: str) -> FetchError:
-    """A gopher0 error reply (a type-3 line, gophernicus "Error: ...") as an exit code, by its words."""
-    said = escape(message.strip())
-    lowered = message.lower()
-    if any(word in lowered for word in ("denied", "permission", "not world-readable", "forbidden")):
-        return AuthError(f"the server refused access: {said}", url=url)
-    if any(word in lowered for word in ("not found", "does not exist", "no such", "not exist")):
-        return NotFound(f"the server says there is no such item: {said}", url=url)
-    return ProtocolError(f"the server answered with an error: {said}", url=url)
-
-
-#: A whole text/binary reply that is really a gopher0 error line (gopher-plus.md §1.5).
-_ERROR_LINE = re.compile(rb"3([^\t]*)\t[^\t]*\t[^\t]*\t\d+\r?\n(?:\.\r?\n)?")
-#: How much of a reply may be held back to decide whether it is an error.
-ERROR_PEEK = 8 * 1024
-
-
-def might_be_error(prefix: bytes) -> bool:
-    """Whether a reply starting so could still turn out to be an error reply."""
-    return prefix[:1] == b"3" or b"Error: ".startswith(prefix[:7]) or prefix.startswith(b"Error: ")
-
-
-def error_reply(data: bytes) -> str | None:
-    """The message of a complete reply that is a server's error rather than the document.
-
-    Only an exact type-3 line (pygopherd, UMN) or gophernicus's "Error: ..."
-    line followed by nothing but its footer counts: a document that merely
-    starts with "3" or "Error:" stays a document.
-    """
-    match = _ERROR_LINE.fullmatch(data)
-    if match:
-        return decode_display(match.group(1))
-    if not data.startswith(b"Error: ") or len(data) > ERROR_PEEK:
-        return None
-    first, *rest = decode_display(data).replace("\r\n", "\n").split("\n")
-    for line in rest:
-        stripped = line.strip()
-        if stripped and set(stripped) != {"_"} and "Gophered by" not in stripped:
-            return None
-    return first[len("Error: ") :]

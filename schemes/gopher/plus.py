@@ -9,11 +9,13 @@ hands the body to a framing decoder and, for `!` and `$` requests, the whole
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from fetcher.errors import FetchError, NotFound, ProtocolError, TransientError
+from fetcher.errors import FetchError, LimitExceeded, NotFound, ProtocolError, TransientError
+from fetcher.settings import DEFAULT_LIMITS
 from fetcher.text import escape
 
 from .ask import AskField, parse_ask_lines
@@ -21,7 +23,11 @@ from .menu import MenuContext, decode_display, parse_line
 
 MAX_HEADER = 64
 MAX_ERROR_TEXT = 64 * 1024
-MAX_ATTRIBUTES = 8 * 1024 * 1024
+#: What one attribute line and one item (an +INFO) cost at least toward the
+#: attribute_bytes cap: holding them costs more than their bytes, so a flood of
+#: empty lines or bare "+INFO" lines cannot make millions of objects out of 4 MiB.
+LINE_COST = 64
+ITEM_COST = 256
 
 _HEADER = re.compile(rb"([+-])(\d{1,18}|-1|-2)")
 _SIZE = re.compile(r"<\s*(\d+(?:\.\d+)?)\s*([kKbBmM]?)\s*>")
@@ -219,18 +225,41 @@ def _fill(item: Attributes, name: str, value: str, lines: list[str]) -> None:
         item.other[name] = ([value] if value else []) + lines
 
 
-def parse_attributes(data: bytes) -> list[Attributes]:
-    """The reply to `!` or `$`: one `Attributes` per item, each opened by its +INFO."""
+def _split_lines(data: bytes) -> Iterator[bytes]:
+    """`data.split(b"\\n")`, one line at a time (no list of a million lines)."""
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield data[start:]
+            return
+        yield data[start:end]
+        start = end + 1
+
+
+def parse_attributes(data: bytes, max_bytes: int = DEFAULT_LIMITS.attribute_bytes) -> list[Attributes]:
+    """The reply to `!` or `$`: one `Attributes` per item, each opened by its +INFO.
+
+    `max_bytes` (Limits.attribute_bytes) bounds the reply; each line counts
+    at least LINE_COST and each item ITEM_COST toward it (LimitExceeded past it).
+    """
+    if len(data) > max_bytes:
+        raise LimitExceeded("bytes of Gopher+ attributes", max_bytes, "attribute_bytes")
     items: list[Attributes] = []
     current: Attributes | None = None
     block: tuple[str, str] | None = None
     lines: list[str] = []
+    cost = 0
 
     def finish() -> None:
         if block is not None and current is not None:
             _fill(current, block[0], block[1], lines)
 
-    for raw in data.split(b"\n"):
+    for raw in _split_lines(data):
+        cost += max(len(raw) + 1, LINE_COST)
+        if cost > max_bytes:
+            raise LimitExceeded("bytes of Gopher+ attributes (each line counts at least 64)", max_bytes,
+                                "attribute_bytes")  # fmt: skip
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         text = decode_display(raw)
@@ -242,6 +271,7 @@ def parse_attributes(data: bytes) -> list[Attributes]:
                 name, _, value = text[1:].partition(" ")
             name = name.strip().upper()
             if name == "INFO" or current is None:
+                cost += ITEM_COST
                 current = Attributes()
                 items.append(current)
             block = (name, value.strip())

@@ -26,6 +26,23 @@ import trio
 from tests.servers.common import serving as serving  # the tests import it from here
 
 Ending = Literal["close", "reset", "stall", "endless"]
+#: How a missing selector is answered, after real servers (see schemes/gopher/server_errors.py).
+Missing = Literal["pygopherd", "geomyidae", "motsognir", "gophernicus"]
+
+
+def missing_reply(style: Missing, selector: bytes) -> bytes:
+    """The whole reply of a server of `style` to a selector it does not have."""
+    name = selector.decode("latin-1")
+    if style == "geomyidae":
+        text = f"3Sorry, but the requested token '{name}' could not be found.\tErr\tlocalhost\t70\r\n.\r\n\r\n"
+    elif style == "motsognir":
+        text = (f"iThe server says:\t\tnull.host\t1\r\n3Error: the selected resource '{name}' doesn't exist!"
+                "\tfake\tfake\t1\r\niGo back to the root.\t\tnull.host\t1\r\n.\r\n")  # fmt: skip
+    elif style == "gophernicus":
+        text = "Error: File or directory not found! (null)\r\n" + "_" * 67 + "\r\n   Gophered by Gophernicus\r\n"
+    else:
+        text = f"3'{name}' does not exist (no handler found)\t\terror.host\t1\r\n"
+    return text.encode("latin-1")
 
 
 @dataclass
@@ -143,6 +160,8 @@ def standard_routes(host: str, port: int) -> dict[bytes, Route]:
         b"/garbage": bytes(range(256)) * 8 + b"\x00\xff\r\n\t\t\t\r\n",
         b"/error3": b"3'/nope' does not exist (no handler found)\t\terror.host\t1\r\n",
         b"/hello.txt": b"Hello, world!\r\n",
+        b"/about-errors.txt": b"Error: this text is about error messages.\r\nIt has more lines.\r\n",
+        b"/menu-with-error": b"3Some items are missing\t\terror.host\t1\r\n" + small_menu + b".\r\n",
         b"/dots-raw": DOTS_RAW,
         b"/dots-umn": DOTS_UMN,
         b"/dots-rfc": DOTS_RFC,
@@ -209,8 +228,9 @@ def _form_reply(request: Request) -> bytes:
 
 class GopherServer:
     def __init__(self, routes: dict[bytes, Route] | None = None, *, tls: ssl.SSLContext | None = None,
-                 host: str = "127.0.0.1") -> None:  # fmt: skip
+                 host: str = "127.0.0.1", missing: Missing = "pygopherd") -> None:  # fmt: skip
         self.extra_routes = routes or {}
+        self.missing = missing
         self.tls = tls
         self.host = host
         self.port = 0
@@ -232,8 +252,7 @@ class GopherServer:
         if route is None:
             route = self.routes.get(request.selector)
         if route is None:
-            name = request.selector.decode("latin-1")
-            route = f"3'{name}' does not exist (no handler found)\t\terror.host\t1\r\n".encode("latin-1")
+            route = missing_reply(self.missing, request.selector)
         if callable(route):
             route = route(request)
         return route if isinstance(route, Reply) else Reply(route)
