@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 
 import trio
 
-from .errors import ConnectError, ProtocolError, Timeout, UnsafeURL
+from .errors import ConnectError, LimitExceeded, ProtocolError, Timeout, UnsafeURL
 from .guard import DEFAULT_POLICY, Policy, check_port
 from .text import escape
 
@@ -169,16 +169,24 @@ class Connection:
         self._buffer += data
         return bool(data)
 
-    async def read_line(self, limit: int = MAX_LINE) -> bytes:
-        """One line including its LF (b"" at end of stream; a final unterminated line as is)."""
+    async def read_line(self, limit: int = MAX_LINE, *, limit_name: str | None = None) -> bytes:
+        """One line including its LF (b"" at end of stream; a final unterminated line as is).
+
+        With `limit_name` (a `Limits` field, e.g. "line_bytes") a line longer
+        than `limit` raises LimitExceeded naming it, however it arrived.
+        """
         start = 0
         while True:
             newline = self._buffer.find(b"\n", start)
             if newline >= 0:
+                if limit_name is not None and newline > limit + 1:  # CR LF not counted
+                    raise LimitExceeded("bytes in one line", limit, limit_name)
                 line = bytes(self._buffer[: newline + 1])
                 del self._buffer[: newline + 1]
                 return line
             if len(self._buffer) > limit:
+                if limit_name is not None:
+                    raise LimitExceeded("bytes in one line", limit, limit_name)
                 raise ProtocolError(f"{self.host}:{self.port} sent a line longer than {limit} bytes")
             start = len(self._buffer)
             if not await self._fill("reading a line"):

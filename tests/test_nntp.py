@@ -16,7 +16,16 @@ import trio
 import trustme
 
 from fetcher import Client
-from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, Timeout, TransientError, UsageError
+from fetcher.errors import (
+    AuthError,
+    FetchError,
+    LimitExceeded,
+    NotFound,
+    ProtocolError,
+    Timeout,
+    TransientError,
+    UsageError,
+)
 from tests.conftest import ROOT, run_fetch
 from tests.servers.nntp import Article, Faults, Group, NntpServer, article, serving
 
@@ -349,12 +358,16 @@ async def test_garbage_reply_is_a_protocol_error() -> None:
     assert b"\x1b" not in run.stderr
 
 
-async def test_oversized_reply_is_a_protocol_error() -> None:
+async def test_oversized_reply_is_a_limit_error() -> None:
     async with serving(NntpServer(groups(), faults=Faults(oversized_reply_to="GROUP"))) as server:
         async with Client() as client:
-            # Depending on how the bytes arrive, the line reader or the GROUP parser refuses it.
-            with pytest.raises(ProtocolError, match=r"longer than 65536 bytes|malformed GROUP reply"):
+            # However the bytes arrive, the line reader refuses the line past line_bytes.
+            with pytest.raises(LimitExceeded, match=r"more than 65536 bytes in one line") as caught:
                 await client.fetch(f"{base(server)}/test.group")
+        async with Client(limits={"line_bytes": 300 * 1024}) as client:
+            with pytest.raises(ProtocolError, match="malformed GROUP reply"):
+                await client.fetch(f"{base(server)}/test.group")
+    assert caught.value.limit_name == "line_bytes" and caught.value.exit_code == 7
 
 
 # -- authentication -------------------------------------------------------------------

@@ -14,8 +14,19 @@ import trio
 
 from fetcher.errors import AuthError, ProtocolError, UsageError
 from fetcher.net import Connection, trace
+from fetcher.settings import DEFAULT_LIMITS, Limits
 
-from .responses import BodyDecoder, Reply, command, error_for, parse_capabilities, parse_status, unstuff_line
+from .responses import (
+    BlockLimit,
+    BodyDecoder,
+    Reply,
+    capability_summary,
+    command,
+    error_for,
+    parse_capabilities,
+    parse_status,
+    unstuff_line,
+)
 
 #: Asks for (user, password) when the server answers 480; raises AuthError when none can be had.
 Login = Callable[[], Awaitable[tuple[str, str]]]
@@ -56,8 +67,9 @@ class NntpSession:
     Being poolable, `aclose` says QUIT when the conversation is in step.
     """
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, limits: Limits = DEFAULT_LIMITS) -> None:
         self.connection = connection
+        self.limits = limits
         self.capabilities: dict[str, tuple[str, ...]] = {}
         self.capabilities_known = False
         self.authenticated = False
@@ -80,10 +92,14 @@ class NntpSession:
             self.broken = True
             raise
 
+    async def read_line(self) -> bytes:
+        """One line, at most `limits.line_bytes` long (LimitExceeded past it)."""
+        return await self.connection.read_line(self.limits.line_bytes, limit_name="line_bytes")
+
     async def read_reply(self) -> Reply:
         """The next status line; a single-line reply ends the command."""
         try:
-            line = await self.connection.read_line()
+            line = await self.read_line()
         except BaseException:
             self.broken = True
             raise
@@ -118,11 +134,17 @@ class NntpSession:
             raise StaleSession(f"pooled connection was ended by the server: {reply}")
         return reply
 
-    async def iter_block(self) -> AsyncIterator[bytes]:
-        """The lines of a multi-line data block, unstuffed, without line ends."""
+    async def iter_block(self, limit: BlockLimit | None = None) -> AsyncIterator[bytes]:
+        """The lines of a multi-line data block, unstuffed, without line ends.
+
+        `limit` bounds its lines and bytes (by default those of a listing), so
+        an endless block ends in LimitExceeded however it is read.
+        """
+        if limit is None:
+            limit = BlockLimit.listing("one reply", self.limits)
         try:
             while True:
-                line = await self.connection.read_line()
+                line = await self.read_line()
                 if not line.endswith(b"\n"):
                     raise ProtocolError(
                         f"the news server {self.connection.host}:{self.connection.port} closed the connection "
@@ -132,14 +154,15 @@ class NntpSession:
                 data = unstuff_line(line)
                 if data is None:
                     break
+                limit.count(line)
                 yield data
         except BaseException:
             self.broken = True
             raise
         self.busy = False
 
-    async def read_block(self) -> list[bytes]:
-        return [line async for line in self.iter_block()]
+    async def read_block(self, limit: BlockLimit | None = None) -> list[bytes]:
+        return [line async for line in self.iter_block(limit)]
 
     async def skip_block(self) -> None:
         async for _ in self.iter_block():
@@ -218,7 +241,8 @@ class NntpSession:
     async def load_capabilities(self) -> None:
         reply = await self.ask("CAPABILITIES")
         if reply.code == 101:
-            self.capabilities = parse_capabilities(await self.read_block())
+            lines = await self.read_block(BlockLimit.reply("the CAPABILITIES reply", self.limits))
+            self.capabilities = parse_capabilities(lines, self.limits)
             self.capabilities_known = True
         else:
             if reply.multiline:
@@ -258,7 +282,7 @@ class NntpSession:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 try:
                     await self.connection.send_line("QUIT")
-                    line = await self.connection.read_line()
+                    line = await self.read_line()
                     if line:
                         self.connection.trace_received(line)
                 except Exception:  # the server may already be gone; closing is all that is left
@@ -276,13 +300,14 @@ async def open_session(
     *,
     starttls: bool,
     context: Callable[[], ssl.SSLContext],
+    limits: Limits = DEFAULT_LIMITS,
 ) -> NntpSession:
     """A fresh, greeted session; the connection is closed again if the greeting fails."""
-    session = NntpSession(await connect())
+    session = NntpSession(await connect(), limits)
     try:
         await session.handshake(starttls=starttls, context=context)
     except BaseException:
         await session.abort()
         raise
-    trace.debug("* news server capabilities: %s", " ".join(sorted(session.capabilities)) or "(none)")
+    trace.debug("* news server capabilities: %s", capability_summary(session.capabilities) or "(none)")
     return session

@@ -8,20 +8,33 @@ and then fetching its articles with one Client greets the server once.
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 
 from fetcher.client import Session
-from fetcher.errors import AuthError, URLError, UsageError
+from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
 from fetcher.net import Connection, trace
 from fetcher.resource import Closer, Entry, Resource
-from fetcher.text import safe_filename
+from fetcher.settings import Limits
+from fetcher.text import escape, safe_filename
 from fetcher.url import URL, NewsURL, NntpURL, parse_url
 
 from .client import Login, NntpSession, StaleSession, open_session, parse_server
-from .overview import Overview, article_window, overview_from_headers, parse_active, parse_headers, parse_overview
-from .responses import BadReply, command, message_id_argument, parse_article_status, parse_group
+from .overview import (
+    Overview,
+    article_window,
+    older_note,
+    overview_from_headers,
+    parse_active,
+    parse_headers,
+    parse_overview,
+)
+from .responses import BadReply, BlockLimit, command, message_id_argument, parse_article_status, parse_group
+
+log = logging.getLogger("fetcher")
 
 TLS_SCHEMES = frozenset({"nntps", "snews"})
 #: Codes after which OVER is not there: try XOVER, then HEAD per article.
@@ -94,6 +107,27 @@ def _article_entry(server: Server, group: str, item: Overview) -> Entry:
     )
 
 
+class Held:
+    """What a listing's entries hold in memory, against listing_bytes.
+
+    Each entry costs ENTRY_COST (the objects around its strings) plus its
+    strings as Python stores them, so a listing of short lines and one of
+    huge lines both stay within the cap's memory, not only its bytes.
+    """
+
+    ENTRY_COST = 256
+
+    def __init__(self, limits: Limits, what: str) -> None:
+        self.cap = limits.listing_bytes
+        self.what = what
+        self.size = 0
+
+    def add(self, *texts: str) -> None:
+        self.size += self.ENTRY_COST + sum(sys.getsizeof(text) for text in texts)
+        if self.size > self.cap:
+            raise LimitExceeded(f"bytes in {self.what} (as held in memory)", self.cap, "listing_bytes")
+
+
 class Handler:
     scheme = "nntp"
     default_port = 119
@@ -142,7 +176,8 @@ class Handler:
         async def connect() -> Connection:
             return await session.connect(server.host, server.port, scheme=server.scheme, tls=server.tls)
 
-        nntp = await open_session(connect, starttls=session.settings.starttls, context=session.ssl_context)
+        nntp = await open_session(connect, starttls=session.settings.starttls, context=session.ssl_context,
+                                  limits=session.settings.limits)  # fmt: skip
         return await self._guarded(session, key, nntp, operation)
 
     async def _guarded(
@@ -240,38 +275,58 @@ class Handler:
     ) -> Resource:
         reply = await nntp.request(command("GROUP", group), f"selecting newsgroup {group}", {211}, login=login)
         status = parse_group(reply)
-        window = article_window(status.first, status.last, status.count, session.settings.article_range)
+        wanted = session.settings.article_range
+        window = article_window(status.first, status.last, status.count, wanted)
         items = [] if window is None else await self._overview(nntp, group, window, login)
         items.sort(key=lambda item: item.number)
+        metadata: dict[str, object] = {"group": group, "count": status.count, "first": status.first,
+                                       "last": status.last}  # fmt: skip
+        note = None if wanted is not None else older_note(group, status.first, status.last, status.count, window,
+                                                          len(items))  # fmt: skip
+        if note is not None:
+            metadata["note"] = note
+            log.warning("fetch: note: %s", escape(note))
         return Resource(
             url,
             "listing",
             entries=[_article_entry(server, group, item) for item in items],
-            metadata={"group": group, "count": status.count, "first": status.first, "last": status.last},
+            metadata=metadata,
         )
 
     async def _overview(self, nntp: NntpSession, group: str, window: tuple[int, int], login: Login) -> list[Overview]:
         low, high = window
         span = f"{low}-{high}"
         doing = f"listing articles {span} of {group}"
+        limits = nntp.limits
         for verb in ("OVER", "XOVER") if nntp.offers("OVER") else ("XOVER",):
             reply = await nntp.request(command(verb, span), doing, {224, 420, 423, *_NO_OVERVIEW}, login=login)
             if reply.code in (420, 423):
                 return []
             if reply.code == 224:
                 items = []
-                async for line in nntp.iter_block():
+                held = Held(limits, f"the overview of {group}")
+                async for line in nntp.iter_block(BlockLimit.listing(f"the overview of {group}", limits)):
                     try:
-                        items.append(parse_overview(line))
+                        item = parse_overview(line)
                     except BadReply as error:
-                        trace.debug("* skipped: %s", error)
+                        trace.debug("* skipped: %s", escape(str(error)))
+                        continue
+                    held.add(item.subject, item.sender, item.date, item.message_id, item.references)
+                    items.append(item)
                 return items
         trace.debug("* no overview on this server; reading the headers of each article")
+        if high - low + 1 > limits.listing_entries:
+            raise LimitExceeded(f"articles to list one HEAD at a time ({span})", limits.listing_entries,
+                                "listing_entries")  # fmt: skip
         items = []
+        held = Held(limits, f"the heads of {group}")
         for number in range(low, high + 1):
             reply = await nntp.request(command("HEAD", str(number)), doing, {221, 423, 430}, login=login)
             if reply.code == 221:
-                items.append(overview_from_headers(number, parse_headers(await nntp.read_block())))
+                lines = await nntp.read_block(BlockLimit.reply(f"the head of article {number}", limits))
+                item = overview_from_headers(number, parse_headers(lines))
+                held.add(item.subject, item.sender, item.date, item.message_id, item.references)
+                items.append(item)
         return items
 
     async def _all_groups(self, url: NewsURL, login: Login, nntp: NntpSession, _: Closer) -> Resource:
@@ -280,12 +335,15 @@ class Handler:
         if reply.code != 215:
             await nntp.request("LIST", doing, {215}, login=login)
         entries: list[Entry] = []
-        async for line in nntp.iter_block():
+        limits = nntp.limits
+        held = Held(limits, "the list of newsgroups")
+        async for line in nntp.iter_block(BlockLimit.listing("the list of newsgroups", limits)):
             try:
                 group = parse_active(line)
             except BadReply as error:
-                trace.debug("* skipped: %s", error)
+                trace.debug("* skipped: %s", escape(str(error)))
                 continue
+            held.add(group.name, group.name, group.status)
             flags = {"y": "", "n": ", no posting", "m": ", moderated"}.get(group.status[:1], "")
             entries.append(
                 Entry(

@@ -16,7 +16,8 @@ from email.utils import parsedate_to_datetime
 
 from .responses import BadReply, decode
 
-#: Articles listed when no --range is given (the newest ones).
+#: Articles listed when no --range is given (the newest ones); the rest is
+#: announced with the --range that lists it (`older_note`), never cut silently.
 DEFAULT_WINDOW = 100
 
 _ENCODED_WORD = re.compile(r"=\?([A-Za-z0-9_\-.:]+)(?:\*[A-Za-z\-]*)?\?([BbQq])\?([^?\s]*)\?=")
@@ -194,3 +195,23 @@ def article_window(
     else:
         low, high = max(first, last - limit + 1), last
     return (low, high) if low <= high else None
+
+
+def older_note(
+    group: str, first: int, last: int, count: int, window: tuple[int, int] | None, listed: int
+) -> str | None:
+    """What a default listing left out, and the --range that lists it; None when nothing was.
+
+    Only the newest DEFAULT_WINDOW articles are asked for without --range:
+    a group may hold hundreds of thousands, and an overview of all of them
+    is tens of megabytes nobody reads at once (newsreaders and Lynx also
+    start with the newest and fetch older ones on demand).
+    """
+    if window is None or window[0] <= first:
+        return None
+    low, high = window
+    older = count - listed if count > listed else low - first
+    return (
+        f"{group}: listed the newest articles ({low}-{high}); about {older} older ones ({first}-{low - 1}) "
+        f"were left out: add --range {first}-{low - 1} to list them (--range {first}-{last} for the whole group)"
+    )

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
+from fetcher.errors import AuthError, FetchError, LimitExceeded, NotFound, ProtocolError, TransientError
+from fetcher.settings import DEFAULT_LIMITS, Limits
+from fetcher.text import escape
 
 #: Status codes followed by a multi-line data block (RFC 3977 §3.2 and the
 #: command descriptions; 282 is XGTITLE of RFC 2980).
@@ -183,14 +185,60 @@ class BodyDecoder:
         )
 
 
-def parse_capabilities(lines: list[bytes]) -> dict[str, tuple[str, ...]]:
-    """CAPABILITIES block (RFC 3977 §5.2): label (upper case) -> arguments."""
+@dataclass
+class BlockLimit:
+    """Caps on one multi-line block: its lines and its bytes, each named after its `Limits` field.
+
+    `count` is called once per line as it arrives, so nothing past a cap is
+    ever kept: an endless LIST or CAPABILITIES ends with LimitExceeded (exit 7).
+    """
+
+    what: str
+    max_lines: int
+    lines_name: str
+    max_bytes: int
+    bytes_name: str
+    lines: int = 0
+    size: int = 0
+
+    def count(self, line: bytes) -> None:
+        self.lines += 1
+        self.size += len(line)
+        if self.lines > self.max_lines:
+            raise LimitExceeded(f"lines in {self.what}", self.max_lines, self.lines_name)
+        if self.size > self.max_bytes:
+            raise LimitExceeded(f"bytes in {self.what}", self.max_bytes, self.bytes_name)
+
+    @classmethod
+    def reply(cls, what: str, limits: Limits) -> BlockLimit:
+        """A reply read whole (CAPABILITIES, an article head): reply_lines lines, header_bytes bytes."""
+        return cls(what, limits.reply_lines, "reply_lines", limits.header_bytes, "header_bytes")
+
+    @classmethod
+    def listing(cls, what: str, limits: Limits) -> BlockLimit:
+        """A listing (LIST, OVER/XOVER): listing_entries lines, listing_bytes bytes."""
+        return cls(what, limits.listing_entries, "listing_entries", limits.listing_bytes, "listing_bytes")
+
+
+def parse_capabilities(lines: list[bytes], limits: Limits = DEFAULT_LIMITS) -> dict[str, tuple[str, ...]]:
+    """CAPABILITIES block (RFC 3977 §5.2): label (upper case) -> arguments.
+
+    At most `limits.reply_lines` lines and `limits.header_bytes` bytes (LimitExceeded past them).
+    """
+    cap = BlockLimit.reply("the CAPABILITIES reply", limits)
     capabilities: dict[str, tuple[str, ...]] = {}
     for line in lines:
+        cap.count(line)
         words = decode(line).split()
         if words:
             capabilities[words[0].upper()] = tuple(words[1:])
     return capabilities
+
+
+def capability_summary(capabilities: dict[str, tuple[str, ...]], limit: int = 400) -> str:
+    """The labels for the -v trace, escaped (server text is data) and cut short."""
+    text = escape(" ".join(sorted(capabilities)))
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 # -- single-line replies with arguments -------------------------------------

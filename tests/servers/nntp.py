@@ -69,6 +69,8 @@ class Faults:
     offer_starttls: bool = False
     #: Close the connection after this many commands (a server's idle limit).
     close_after: int | None = None
+    #: More CAPABILITIES lines, sent as they are (terminal escapes, oddities).
+    extra_capabilities: tuple[bytes, ...] = ()
 
 
 def article(number: int, message_id: str, subject: str, body: bytes, *, sender: str = "Tester <t@example.test>",
@@ -225,7 +227,7 @@ class Conversation:
             if faults.offer_starttls and not isinstance(self.stream, trio.SSLStream):
                 caps.append("STARTTLS")
             await self.reply("101 capabilities follow")
-            await self.send(wire("\n".join(caps).encode() + b"\n"))
+            await self.send(wire(b"\n".join([cap.encode() for cap in caps] + list(faults.extra_capabilities)) + b"\n"))
         elif verb == "STARTTLS":
             if self.server.starttls is None or isinstance(self.stream, trio.SSLStream):
                 await self.reply("580 cannot start TLS")
