@@ -225,6 +225,14 @@ def _fill(item: Attributes, name: str, value: str, lines: list[str]) -> None:
         item.other[name] = ([value] if value else []) + lines
 
 
+def _charge(cost: int, more: int, cap: int) -> int:
+    cost += more
+    if cost > cap:
+        raise LimitExceeded(f"bytes of Gopher+ attributes (a line counts at least {LINE_COST}, an item "
+                            f"{ITEM_COST})", cap, "attribute_bytes")  # fmt: skip
+    return cost
+
+
 def _split_lines(data: bytes) -> Iterator[bytes]:
     """`data.split(b"\\n")`, one line at a time (no list of a million lines)."""
     start = 0
@@ -256,10 +264,7 @@ def parse_attributes(data: bytes, max_bytes: int = DEFAULT_LIMITS.attribute_byte
             _fill(current, block[0], block[1], lines)
 
     for raw in _split_lines(data):
-        cost += max(len(raw) + 1, LINE_COST)
-        if cost > max_bytes:
-            raise LimitExceeded("bytes of Gopher+ attributes (each line counts at least 64)", max_bytes,
-                                "attribute_bytes")  # fmt: skip
+        cost = _charge(cost, max(len(raw) + 1, LINE_COST), max_bytes)
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         text = decode_display(raw)
@@ -271,7 +276,7 @@ def parse_attributes(data: bytes, max_bytes: int = DEFAULT_LIMITS.attribute_byte
                 name, _, value = text[1:].partition(" ")
             name = name.strip().upper()
             if name == "INFO" or current is None:
-                cost += ITEM_COST
+                cost = _charge(cost, ITEM_COST, max_bytes)
                 current = Attributes()
                 items.append(current)
             block = (name, value.strip())
