@@ -203,7 +203,7 @@ async def test_multi_line_banner_and_a_120_mark(caplog: pytest.LogCaptureFixture
     ("verb", "lines", "expected"),
     [
         ("PWD", [b'257 "/\x1b[31mred" is current'], "control characters"),
-        ("SIZE", [b"213-\x1b]0;pwned\x07", b"213 1"], "control characters"),
+        ("SIZE", [b"213-\x1b]0;pwned\x07", b"213 1"], "SIZE reply holds no byte count"),
         ("TYPE", [b"this is not FTP"], "not an FTP reply"),
         ("USER", [b"999 out of range"], "not an FTP reply"),
     ],

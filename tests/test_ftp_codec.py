@@ -8,11 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fetcher.errors import AuthError, NotFound, ProtocolError, TransientError
+from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TransientError
 from fetcher.url import FtpURL, parse_url
-from schemes.ftp.data import AsciiDecoder, listing_entries, parse_names
+from schemes.ftp.data import AsciiDecoder, NameParser, listing_entries, parse_names
 from schemes.ftp.replies import (
-    MAX_REPLY_LINES,
     BadReply,
     Reply,
     ReplyReader,
@@ -84,24 +83,48 @@ def test_lines_that_are_not_replies_are_refused(line: bytes) -> None:
     "line",
     [b"220 \x1b[2Jcleared\r\n", b"220 bell\x07\r\n", b"220 lone\rcr\r\n", b"220 nul\x00\r\n", b"220 c1 \xc2\x9b\r\n"],
 )
-def test_replies_with_control_characters_are_protocol_errors(line: bytes) -> None:
-    with pytest.raises(BadReply, match="control characters"):
-        ReplyReader().feed(line)
+def test_control_characters_in_reply_text_are_kept_as_data_and_escaped_when_shown(line: bytes) -> None:
+    (only,) = parse_replies(line)
+    assert only.code == 220
+    assert only.lines[0] == line[:-2].decode("utf-8", "surrogateescape")
+    assert not any(char in only.summary for char in "\x1b\x07\r\x00\x9b")
 
 
-def test_control_characters_inside_a_multi_line_reply_are_refused() -> None:
+def test_control_characters_inside_a_multi_line_reply_are_data() -> None:
     reader = ReplyReader()
     reader.feed(b"220-fine\r\n")
-    with pytest.raises(BadReply):
-        reader.feed(b"\x1b]0;title\x07\r\n")
+    assert reader.feed(b"\x1b]0;title\x07\r\n") is None
+    done = reader.feed(b"220 end\r\n")
+    assert done is not None and done.lines[1] == "\x1b]0;title\x07"
 
 
-def test_oversized_multi_line_reply_is_refused() -> None:
-    reader = ReplyReader()
+def test_a_multi_line_reply_past_reply_lines_is_a_limit_error() -> None:
+    reader = ReplyReader(max_lines=50)
     reader.feed(b"220-start\r\n")
-    with pytest.raises(BadReply, match="more than"):
-        for _ in range(MAX_REPLY_LINES + 1):
+    with pytest.raises(LimitExceeded, match="more than 50 lines") as caught:
+        for _ in range(50):
             reader.feed(b" filler\r\n")
+    assert caught.value.limit_name == "reply_lines"
+    assert caught.value.exit_code == 7
+
+
+def test_a_long_multi_line_reply_keeps_its_first_lines_and_its_end() -> None:
+    reader = ReplyReader(max_lines=1000, line_bytes=100)
+    reader.feed(b"220-start\r\n")
+    for number in range(500):
+        assert reader.feed(b" line %d\r\n" % number) is None
+    done = reader.feed(b"220 end\r\n")
+    assert done is not None
+    assert done.lines[0] == "220-start" and done.lines[-1] == "220 end"
+    assert sum(len(line) for line in done.lines[:-1]) <= 100
+    assert done.omitted == 501 - len(done.lines) + 1
+
+
+def test_a_reply_line_past_line_bytes_is_a_limit_error() -> None:
+    with pytest.raises(LimitExceeded) as caught:
+        ReplyReader(line_bytes=10).feed(b"220 " + b"x" * 7 + b"\r\n")
+    assert caught.value.limit_name == "line_bytes"
+    assert ReplyReader(line_bytes=10).feed(b"220 " + b"x" * 6 + b"\r\n") is not None
 
 
 def test_non_utf8_reply_text_survives_as_data() -> None:
@@ -115,7 +138,7 @@ def test_non_utf8_reply_text_survives_as_data() -> None:
 def test_fuzz_any_bytes_give_replies_or_bad_reply(data: bytes) -> None:
     try:
         replies = parse_replies(data)
-    except BadReply:
+    except (BadReply, LimitExceeded):
         return
     for item in replies:
         assert 100 <= item.code <= 599
@@ -129,7 +152,7 @@ def test_fuzz_the_reader_line_by_line(lines: list[bytes]) -> None:
     for line in lines:
         try:
             reader.feed(line + b"\r\n")
-        except BadReply:
+        except (BadReply, LimitExceeded):
             reader = ReplyReader()
 
 
@@ -143,9 +166,11 @@ def test_fuzz_reply_content_parsers(text: bytes) -> None:
             parser(item)
         except BadReply:
             pass
-    parse_pwd(Reply(257, ("257 " + line[4:],)))
-    parse_size(Reply(213, ("213 " + line[4:],)))
-    parse_mdtm(Reply(213, ("213 " + line[4:],)))
+    for parser_of, code in ((parse_pwd, 257), (parse_size, 213), (parse_mdtm, 213)):
+        try:
+            parser_of(Reply(code, (f"{code} " + line[4:],)))  # type: ignore[operator]
+        except BadReply:
+            pass
 
 
 # -- reply contents ---------------------------------------------------------------
@@ -159,30 +184,42 @@ def test_pwd_parsing() -> None:
     assert parse_pwd(reply('257 "unterminated')) is None
     assert parse_pwd(reply('257 "" empty')) is None
     assert parse_pwd(reply('250 "/" wrong code')) is None
+    with pytest.raises(BadReply, match="control characters"):
+        parse_pwd(reply('257 "/\x1b[31mred" is current'))
 
 
 def test_epsv_and_pasv_parsing() -> None:
     assert parse_epsv(reply("229 Entering Extended Passive Mode (|||20124|)")) == 20124
     assert parse_epsv(reply("229 Entering extended passive mode (|||20264|).")) == 20264
     assert parse_epsv(reply("229 ok (!!!7000!)")) == 7000
-    for bad in ("229 (|||0|)", "229 (|||70000|)", "229 (||1|2|)", "229 no parens", "229 (|||x|)", "229 (|||²|)"):
+    bad_epsv = ("229 (|||0|)", "229 (|||70000|)", "229 (||1|2|)", "229 no parens", "229 (|||x|)", "229 (|||²|)",
+                "229 (\x1b\x1b\x1b7000\x1b)", "229 (   7000 )", "229 (|||0000000080|)")  # fmt: skip
+    for bad in bad_epsv:
         with pytest.raises(BadReply):
             parse_epsv(reply(bad))
     assert parse_pasv(reply("227 Entering Passive Mode (127,0,0,1,78,209).")) == ("127.0.0.1", 78 * 256 + 209)
     assert parse_pasv(reply("227 =10,1,2,3,4,5")) == ("10.1.2.3", 1029)
-    for bad in ("227 (300,0,0,1,1,1)", "227 (1,2,3,4,0,0)", "227 nothing"):
+    # The numbers are ASCII digits and not part of a longer number.
+    assert parse_pasv(reply("227 \x1b[1m(127,0,0,1,1,2)\x1b[0m")) == ("127.0.0.1", 258)
+    bad_pasv = ("227 (300,0,0,1,1,1)", "227 (1,2,3,4,0,0)", "227 nothing", "227 (1234,0,0,1,1,1)",
+                "227 (1,2,3,4,5,6789)", "227 (١,٢,٣,٤,٥,٦)")  # fmt: skip
+    for bad in bad_pasv:
         with pytest.raises(BadReply):
             parse_pasv(reply(bad))
 
 
 def test_size_and_mdtm() -> None:
     assert parse_size(reply("213 67108864")) == 67108864
-    assert parse_size(reply("213 -1")) is None
     assert parse_size(reply("550 Could not get file size.")) is None
+    for bad in ("213 -1", "213 12\x1b", "213 ١٢", "213 1e9", "213 " + "9" * 20, "213"):
+        with pytest.raises(BadReply, match="SIZE"):
+            parse_size(reply(bad))
     assert parse_mdtm(reply("213 20261120233729")) == datetime(2026, 11, 20, 23, 37, 29, tzinfo=UTC)
     assert parse_mdtm(reply("213 20261120233729.123")) == datetime(2026, 11, 20, 23, 37, 29, tzinfo=UTC)
-    assert parse_mdtm(reply("213 20261399999999")) is None
     assert parse_mdtm(reply("550 nope")) is None
+    for bad in ("213 20261399999999", "213 191001231120000", "213 2026112023372\x1b", "213 yesterday"):
+        with pytest.raises(BadReply, match="MDTM"):
+            parse_mdtm(reply(bad))
 
 
 def test_command_lines_distinguish_no_argument_from_an_empty_one() -> None:
@@ -224,19 +261,52 @@ def test_nlst_names() -> None:
     assert parse_names(b"a/a.txt\na/b\n", "a") == ["a.txt", "b"]
     assert parse_names(b"caf\xe9\n") == ["caf\udce9"]
     assert parse_names(b"") == []
+    assert parse_names(b"no-line-end") == ["no-line-end"]
+    assert parse_names(b"\x1b[31mred\r\n") == ["\x1b[31mred"]
+
+
+def test_nlst_names_split_across_chunks() -> None:
+    parser = NameParser("d")
+    names = parser.feed(b"d/a") + parser.feed(b"\r") + parser.feed(b"\nd/b\r\nc") + parser.feed(b"") + parser.close()
+    assert names == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("over", "at", "data", "name"),
+    [
+        ({"max_entries": 3}, {"max_entries": 4}, b"a\nb\n.\n..\n\nc\nd\n", "listing_entries"),
+        ({"max_bytes": 7}, {"max_bytes": 8}, b"a\nb\nc\nd\n", "listing_bytes"),
+        ({"line_bytes": 4}, {"line_bytes": 5}, b"a\nbbbbb\r\n", "line_bytes"),
+        ({"line_bytes": 4}, {"line_bytes": 5}, b"a\nbbbbb", "line_bytes"),
+    ],
+)
+def test_nlst_caps(over: dict[str, int], at: dict[str, int], data: bytes, name: str) -> None:
+    with pytest.raises(LimitExceeded) as caught:
+        parse_names(data, **over)
+    assert caught.value.limit_name == name
+    assert caught.value.exit_code == 7
+    assert parse_names(data, **at)  # exactly at the cap is fine; ".", ".." and empty lines do not count
+
+
+def test_a_name_that_cannot_be_sent_back_is_listed_without_a_url() -> None:
+    base = parse_url("ftp://host/pub/")
+    assert isinstance(base, FtpURL)
+    entries = listing_entries(base, ("pub",), ["nul\x00name", "cr\rname", "esc\x1bname"])
+    assert [entry.url for entry in entries[:2]] == [None, None]
+    assert entries[2].url == "ftp://host/pub/esc%1Bname"
 
 
 def test_listing_entries_are_absolute_ftp_urls_built_from_the_url_class() -> None:
     base = parse_url("ftp://u@host:2121/pub/;type=d")
     assert isinstance(base, FtpURL)
-    names = ["semi;colon%41.txt", "sp ace", "sl/ash", "caf\udce9", "evil\r\nCWD x"]
+    names = ["semi;colon%41.txt", "sp ace", "sl/ash", "caf\udce9", "evil\x1b[2JCWD x"]
     entries = listing_entries(base, ("pub",), names)
     assert [e.url for e in entries] == [
         "ftp://u@host:2121/pub/semi%3Bcolon%2541.txt",
         "ftp://u@host:2121/pub/sp%20ace",
         "ftp://u@host:2121/pub/sl%2Fash",
         "ftp://u@host:2121/pub/caf%E9",
-        "ftp://u@host:2121/pub/evil%0D%0ACWD%20x",
+        "ftp://u@host:2121/pub/evil%1B%5B2JCWD%20x",
     ]
     for entry, name in zip(entries, names, strict=True):
         assert entry.url is not None

@@ -14,8 +14,9 @@ from typing import Any, cast
 
 import trio
 
-from fetcher.errors import AuthError, FetchError, ProtocolError, TransientError
+from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
 from fetcher.net import Connection, trace
+from fetcher.settings import DEFAULT_LIMITS, Limits
 
 from .replies import Reply, ReplyReader, command_line, error_for, parse_epsv, parse_pasv, parse_pwd
 
@@ -33,9 +34,10 @@ class StaleControl(Exception):
 class Control:
     """One logged-in control connection (see the module docstring)."""
 
-    def __init__(self, conn: Connection, *, tls_data: bool = False) -> None:
+    def __init__(self, conn: Connection, *, tls_data: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
         self.conn = conn
-        self.reader = ReplyReader()
+        self.limits = limits
+        self.reader = ReplyReader(max_lines=limits.reply_lines, line_bytes=limits.line_bytes)
         #: The login directory from PWD; None when the reply could not be parsed.
         self.home: str | None = None
         #: The CWD arguments that succeeded since login or the last return home,
@@ -74,7 +76,7 @@ class Control:
         """The next complete reply; the connection is unusable after any error here."""
         try:
             while True:
-                line = await self.conn.read_line(limit=8192)
+                line = await self._read_line()
                 if not line:
                     raise ProtocolError(
                         f"{self.conn.host}:{self.conn.port} closed the control connection",
@@ -95,6 +97,16 @@ class Control:
                 self.healthy = False
                 raise StaleControl(reply.summary)
         return reply
+
+    async def _read_line(self) -> bytes:
+        limit = self.limits.line_bytes
+        try:
+            # Room for the CRLF; the reader checks the line itself.
+            return await self.conn.read_line(limit=limit + 2)
+        except ProtocolError as error:
+            if "longer than" in error.message:
+                raise LimitExceeded("bytes in one FTP reply line", limit, "line_bytes") from None
+            raise
 
     async def send(self, verb: str, argument: str | None = None, *, shown: str | None = None) -> None:
         try:
@@ -152,7 +164,7 @@ class Control:
         if reply.code != 234:
             self.healthy = False
             raise ProtocolError(
-                f"the server does not accept AUTH TLS: {reply.summary!r}",
+                f'the server does not accept AUTH TLS: "{reply.summary}"',
                 hint="drop --ftp-tls to talk in clear text, or use an ftps:// URL for implicit TLS",
             )
         await self.conn.start_tls(context, server_hostname)
@@ -182,7 +194,7 @@ class Control:
         if reply.code not in (230, 202):
             if reply.code == 331 or reply.code == 332 or 500 <= reply.code < 600:
                 raise AuthError(
-                    f"login as {user!r} at {where} refused: {reply.summary!r}",
+                    f'login as {user!r} at {where} refused: "{reply.summary}"',
                     hint="check the user name and password (-u, ~/.netrc or the URL)",
                 )
             raise error_for(reply, f"login as {user!r} at {where}")
@@ -294,7 +306,7 @@ class Control:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 try:
                     await self.conn.send_line(b"QUIT")
-                    line = await self.conn.read_line(limit=8192)
+                    line = await self.conn.read_line(limit=self.limits.line_bytes + 2)
                     if line:
                         self.conn.trace_received(line)
                 except (FetchError, OSError):

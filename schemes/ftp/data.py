@@ -2,37 +2,95 @@
 
 Names from NLST are data: they become `Entry` names and, through the
 `FtpURL` class (never string concatenation), absolute ftp URLs.  Nothing
-here uses a name as a local path.
+here uses a name as a local path.  A listing is parsed as it arrives
+(`NameParser`), so memory grows with the names kept, never with the raw
+bytes, and both caps (`listing_entries`, `listing_bytes`) and the line cap
+(`line_bytes`) are enforced chunk by chunk.
 """
 
 from __future__ import annotations
 
+from fetcher.errors import LimitExceeded
 from fetcher.resource import Entry
+from fetcher.settings import DEFAULT_LIMITS
 from fetcher.url import FtpURL
 
-#: A directory listing larger than this is refused (names are held in memory).
-MAX_LISTING_BYTES = 64 * 1024 * 1024
+#: Characters a name cannot carry back to the server in a command line.
+_UNSENDABLE = ("\x00", "\r")
 
 
-def parse_names(data: bytes, listed: str | None = None) -> list[str]:
-    """The names of an NLST reply, one per line (CRLF or LF), in server order.
+class NameParser:
+    """The names of an NLST reply, one per line (CRLF or LF), in server order, chunk by chunk.
 
     Some servers (vsftpd) answer `NLST dir` with "dir/name"; the `listed`
     prefix is removed so every name is relative to the listed directory.
-    Empty lines, "." and ".." are dropped.
+    Empty lines, "." and ".." are dropped.  More than `max_entries` names,
+    more than `max_bytes` bytes in all, or one line longer than
+    `line_bytes` raise `LimitExceeded`.
     """
-    prefix = listed.rstrip("/") + "/" if listed else None
-    names = []
-    for raw in data.split(b"\n"):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        name = raw.decode("utf-8", "surrogateescape")
-        if prefix is not None and name.startswith(prefix) and len(name) > len(prefix):
-            name = name[len(prefix) :]
-        if name in ("", ".", ".."):
-            continue
-        names.append(name)
-    return names
+
+    def __init__(
+        self,
+        listed: str | None = None,
+        *,
+        max_entries: int = DEFAULT_LIMITS.listing_entries,
+        max_bytes: int = DEFAULT_LIMITS.listing_bytes,
+        line_bytes: int = DEFAULT_LIMITS.line_bytes,
+    ) -> None:
+        self.prefix = listed.rstrip("/") + "/" if listed else None
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self.line_bytes = line_bytes
+        self.count = 0
+        self.size = 0
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """The names completed by `chunk`."""
+        self.size += len(chunk)
+        if self.size > self.max_bytes:
+            raise LimitExceeded("bytes in one listing", self.max_bytes, "listing_bytes")
+        lines = (self._partial + chunk).split(b"\n") if self._partial else chunk.split(b"\n")
+        self._partial = lines.pop()
+        if len(self._partial) > self.line_bytes:
+            raise LimitExceeded("bytes in one listing line", self.line_bytes, "line_bytes")
+        return self._names(lines)
+
+    def close(self) -> list[str]:
+        """The last name, when the listing does not end with a line end."""
+        partial, self._partial = self._partial, b""
+        return self._names([partial]) if partial else []
+
+    def _names(self, lines: list[bytes]) -> list[str]:
+        names = []
+        for raw in lines:
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            if len(raw) > self.line_bytes:
+                raise LimitExceeded("bytes in one listing line", self.line_bytes, "line_bytes")
+            name = raw.decode("utf-8", "surrogateescape")
+            if self.prefix is not None and name.startswith(self.prefix) and len(name) > len(self.prefix):
+                name = name[len(self.prefix) :]
+            if name in ("", ".", ".."):
+                continue
+            self.count += 1
+            if self.count > self.max_entries:
+                raise LimitExceeded("entries in one listing", self.max_entries, "listing_entries")
+            names.append(name)
+        return names
+
+
+def parse_names(
+    data: bytes,
+    listed: str | None = None,
+    *,
+    max_entries: int = DEFAULT_LIMITS.listing_entries,
+    max_bytes: int = DEFAULT_LIMITS.listing_bytes,
+    line_bytes: int = DEFAULT_LIMITS.line_bytes,
+) -> list[str]:
+    """Every name of a whole NLST reply (see `NameParser`)."""
+    parser = NameParser(listed, max_entries=max_entries, max_bytes=max_bytes, line_bytes=line_bytes)
+    return parser.feed(data) + parser.close()
 
 
 def listing_entries(url: FtpURL, directory: tuple[str, ...], names: list[str]) -> list[Entry]:
@@ -40,10 +98,14 @@ def listing_entries(url: FtpURL, directory: tuple[str, ...], names: list[str]) -
 
     NLST does not say what a name is, so entries have type "unknown" and
     URLs without a typecode: opening one guesses (§3.2.3), which lists it
-    if it turns out to be a directory.
+    if it turns out to be a directory.  A name holding NUL or CR could never
+    be sent back in a command: it is listed (escaped when shown) without a URL.
     """
     entries = []
     for name in names:
+        if any(char in name for char in _UNSENDABLE):
+            entries.append(Entry(name=name, url=None, type="unknown"))
+            continue
         target = FtpURL(
             scheme=url.scheme,
             user=url.user,
@@ -57,6 +119,8 @@ def listing_entries(url: FtpURL, directory: tuple[str, ...], names: list[str]) -
         )
         entries.append(Entry(name=name, url=str(target), type="unknown"))
     return entries
+
+
 
 
 class AsciiDecoder:

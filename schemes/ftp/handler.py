@@ -10,24 +10,30 @@ back to the directory PWD named after login before the next URL's CWDs.
 from __future__ import annotations
 
 import mimetypes
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from fetcher.client import Session
-from fetcher.errors import ProtocolError, TooLarge, TransientError, UsageError
+from fetcher.errors import AuthError, LimitExceeded, ProtocolError, TransientError, UsageError
 from fetcher.net import Connection, trace
-from fetcher.resource import Resource
+from fetcher.resource import Entry, Resource
 from fetcher.url import URL, FtpURL
 
 from .control import Control, StaleControl, transient_from
-from .data import MAX_LISTING_BYTES, AsciiDecoder, listing_entries, parse_names
+from .data import AsciiDecoder, NameParser, listing_entries
 from .replies import Reply, error_for, parse_mdtm, parse_size
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"
 
 PoolKey = tuple[str, str, int, str, bool]
+
+#: NLST refusals that servers give for an empty directory.
+_EMPTY_CODES = frozenset({450, 550})
+#: ... unless their text says the listing is forbidden rather than empty.
+_PERMISSION = re.compile(r"denied|permission|not allowed|forbidden|access", re.IGNORECASE)
 Release = Callable[[], Awaitable[None]]
 
 
@@ -84,7 +90,7 @@ class Handler:
 
     async def _connect(self, url: FtpURL, session: Session, login: Login, *, implicit: bool, explicit: bool) -> Control:
         conn = await session.connect(url.host, url.port, scheme=url.scheme, tls=implicit)
-        control = Control(conn)
+        control = Control(conn, limits=session.settings.limits)
         where = f"{url.host}:{url.port}"
         try:
             await control.greet()
@@ -271,29 +277,39 @@ class Handler:
     async def _list(
         self, url: FtpURL, session: Session, control: Control, argument: str | None, inside: tuple[str, ...]
     ) -> Resource:
-        """TYPE A, a data port, NLST [name]; the names become entries with ftp URLs."""
+        """TYPE A, a data port, NLST [name]; the names become entries with ftp URLs.
+
+        The names are parsed as they arrive, under the listing caps of
+        `session.settings.limits`.  A 450/550 refusal of a directory known
+        to exist is an empty listing (see `_refused_listing`).
+        """
         await control.set_type("A")
         where = "/".join(inside) or "the login directory"
+        limits = session.settings.limits
+        parser = NameParser(
+            argument,
+            max_entries=limits.listing_entries,
+            max_bytes=limits.listing_bytes,
+            line_bytes=limits.line_bytes,
+        )
+        entries: list[Entry] = []
         data = await control.open_data(session.connect, url.scheme)
-        chunks: list[bytes] = []
         try:
             await control.send("NLST", argument)
             reply = await control.read_reply()
             if not reply.preliminary and not reply.ok:
-                raise error_for(reply, f"listing {where!r}")
+                await data.aclose()
+                return await self._refused_listing(url, control, argument, where, reply)
             if control.tls_data:
                 await control.start_data_tls(data, session.ssl_context(), url.host)
-            total = 0
             try:
                 async for chunk in data.iter_to_close():
-                    total += len(chunk)
-                    if total > MAX_LISTING_BYTES:
-                        control.healthy = False
-                        raise TooLarge(f"the listing of {where!r} is larger than {MAX_LISTING_BYTES} bytes")
-                    chunks.append(chunk)
+                    entries += listing_entries(url, inside, parser.feed(chunk))
+                entries += listing_entries(url, inside, parser.close())
+            except LimitExceeded:
+                control.healthy = False
+                raise
             except ProtocolError as error:
-                if isinstance(error, TooLarge):
-                    raise
                 control.healthy = False
                 raise transient_from(error, f"listing {where!r}") from None
         finally:
@@ -301,14 +317,36 @@ class Handler:
         if reply.preliminary:
             reply = await control.final_reply()
         if not reply.ok:
+            if not entries and reply.code in _EMPTY_CODES:
+                return await self._refused_listing(url, control, argument, where, reply)
             raise error_for(reply, f"listing {where!r}")
-        names = parse_names(b"".join(chunks), argument)
-        return Resource(
-            url,
-            "listing",
-            entries=listing_entries(url, inside, names),
-            metadata={"directory": where},
-        )
+        return Resource(url, "listing", entries=entries, metadata={"directory": where})
+
+    async def _refused_listing(
+        self, url: FtpURL, control: Control, argument: str | None, where: str, reply: Reply
+    ) -> Resource:
+        """NLST refused: an empty directory on many servers, else the refusal's error.
+
+        Pure-FTPd, wu-ftpd and BSD ftpd answer NLST of an empty directory
+        with 450 or 550 ("No files found").  The refusal means "empty" only
+        when the directory is known to exist: it is the current directory
+        (the login directory, or every CWD to it succeeded) or a CWD into
+        the named one succeeds now; and its text does not speak of
+        permissions.  Anything else keeps its meaning (550: not found).
+        """
+        if reply.code in _EMPTY_CODES and _PERMISSION.search(reply.text):
+            raise AuthError(
+                f'listing {where!r}: the server answered "{reply.summary}"',
+                hint="the directory is there but not readable for this login",
+            )
+        if reply.code in _EMPTY_CODES:
+            exists = argument is None
+            if argument is not None:
+                exists = (await control.change_directory(argument)).ok
+            if exists:
+                trace.debug("* %s: NLST answered %s; the directory exists, so it is empty", where, reply.code)
+                return Resource(url, "listing", entries=[], metadata={"directory": where})
+        raise error_for(reply, f"listing {where!r}")
 
 
 class _MaybeDirectory(Exception):

@@ -1,0 +1,142 @@
+"""Peak memory of `fetch` against hostile servers that try to bloat it (issue 14).
+
+    python -m bench.hostile_rss [--case NAME ...] [--limit-mib 256] [--json FILE]
+
+Each case starts its hostile server on loopback (in this process, on trio),
+runs the real `fetch` command with default settings against it in a child
+process, and reports the child's peak RSS (ru_maxrss from wait4, so only
+that process counts), its exit code and the first line of its stderr.  The
+run fails (exit 1) when any case passes --limit-mib.
+
+To add a protocol, add an entry to CASES: a name, an async factory that
+starts the server in the given nursery and returns the URL to fetch, and
+the extra command-line arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+#: Starts a hostile server in the nursery; returns the URL that makes it misbehave.
+Factory = Callable[[trio.Nursery], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Case:
+    factory: Factory
+    #: What the server does, for the report.
+    about: str
+    #: Extra `fetch` arguments.
+    args: tuple[str, ...] = ()
+
+
+# -- FTP ------------------------------------------------------------------------
+
+
+async def ftp_nlst_flood(nursery: trio.Nursery) -> str:
+    """NLST of /dir/ streams 6-character names (8 bytes a line) until fetch hangs up, 512 MiB at most."""
+    from tests.hostile.ftp_hostile import Hostile, HostileFtpServer
+
+    server = HostileFtpServer(directories=("/dir",), hostile=Hostile(nlst_flood=512 * 1024 * 1024))
+    await nursery.start(server.serve)
+    return f"{server.url}/dir/"
+
+
+async def ftp_nlst_long_names(nursery: trio.Nursery) -> str:
+    """NLST of /dir/ streams 400-byte names: the listing_bytes cap (64 MiB) is reached before the count cap."""
+    from tests.hostile.ftp_hostile import Hostile, HostileFtpServer
+
+    hostile = Hostile(nlst_flood=512 * 1024 * 1024, flood_name=400)
+    server = HostileFtpServer(directories=("/dir",), hostile=hostile)
+    await nursery.start(server.serve)
+    return f"{server.url}/dir/"
+
+
+async def ftp_endless_reply(nursery: trio.Nursery) -> str:
+    """The greeting is a multi-line reply that never ends."""
+    from tests.hostile.ftp_hostile import Hostile, HostileFtpServer
+
+    server = HostileFtpServer(hostile=Hostile(endless_reply=""))
+    await nursery.start(server.serve)
+    return f"{server.url}/file"
+
+
+CASES: dict[str, Case] = {
+    "ftp_nlst_flood": Case(ftp_nlst_flood, "FTP NLST of endless short names (60 MB+ offered)"),
+    "ftp_nlst_long_names": Case(ftp_nlst_long_names, "FTP NLST of endless 400-byte names"),
+    "ftp_endless_reply": Case(ftp_endless_reply, "FTP greeting: a multi-line reply that never ends"),
+}
+
+
+# -- the harness ------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    case: str
+    about: str
+    peak_rss_mib: float
+    exit_code: int
+    message: str
+
+
+def run_measured(argv: list[str], cwd: str) -> tuple[int, float, str]:
+    """Run argv; its exit code, its own peak RSS in MiB (wait4), the first line of its stderr."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["NETRC"] = str(Path(cwd) / "no-netrc")
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors, cwd=cwd, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        errors.seek(0)
+        first = errors.read(4096).decode("utf-8", "replace").splitlines()
+    return process.returncode, usage.ru_maxrss / 1024, first[0] if first else ""
+
+
+async def measure(name: str, case: Case, timeout: float) -> Outcome:
+    async with trio.open_nursery() as nursery:
+        url = await case.factory(nursery)
+        with tempfile.TemporaryDirectory() as directory:
+            argv = [sys.executable, "-m", "fetcher", *case.args, url]
+            with trio.fail_after(timeout):
+                code, peak, message = await trio.to_thread.run_sync(run_measured, argv, directory)
+        nursery.cancel_scope.cancel()
+    return Outcome(name, case.about, round(peak, 1), code, message)
+
+
+def main(arguments: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--case", action="append", choices=sorted(CASES), help="run only these (default: all)")
+    parser.add_argument("--limit-mib", type=float, default=256.0)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--json", type=Path, help="also write the outcomes here")
+    args = parser.parse_args(arguments)
+    outcomes = [trio.run(measure, name, CASES[name], args.timeout) for name in (args.case or sorted(CASES))]
+    print("| case | peak RSS (MiB) | exit | message |\n|---|---:|---:|---|")
+    for item in outcomes:
+        print(f"| {item.case} | {item.peak_rss_mib:.1f} | {item.exit_code} | {item.message} |")
+    if args.json is not None:
+        args.json.write_text(json.dumps([vars(item) for item in outcomes], indent=2) + "\n")
+    over = [item.case for item in outcomes if item.peak_rss_mib > args.limit_mib]
+    if over:
+        print(f"over {args.limit_mib:g} MiB: {', '.join(over)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
