@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import trio
 
-from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
+from fetcher.errors import AuthError, FetchError, ProtocolError, TransientError
 from fetcher.net import Connection, trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
 
@@ -99,14 +99,7 @@ class Control:
         return reply
 
     async def _read_line(self) -> bytes:
-        limit = self.limits.line_bytes
-        try:
-            # Room for the CRLF; the reader checks the line itself.
-            return await self.conn.read_line(limit=limit + 2)
-        except ProtocolError as error:
-            if "longer than" in error.message:
-                raise LimitExceeded("bytes in one FTP reply line", limit, "line_bytes") from None
-            raise
+        return await self.conn.read_line(limit=self.limits.line_bytes, limit_name="line_bytes")
 
     async def send(self, verb: str, argument: str | None = None, *, shown: str | None = None) -> None:
         try:
@@ -306,7 +299,7 @@ class Control:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 try:
                     await self.conn.send_line(b"QUIT")
-                    line = await self.conn.read_line(limit=self.limits.line_bytes + 2)
+                    line = await self.conn.read_line(limit=self.limits.line_bytes, limit_name="line_bytes")
                     if line:
                         self.conn.trace_received(line)
                 except (FetchError, OSError):

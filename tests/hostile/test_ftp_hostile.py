@@ -99,7 +99,7 @@ async def test_a_reply_line_that_never_ends_stops_at_line_bytes() -> None:
     async with serving(server):
         done = await cli("--limit", "line_bytes=1000", f"{server.url}/file")
     assert done.returncode == 7
-    assert message(done).startswith("the server sent more than 1000 bytes in one FTP reply line")
+    assert message(done).startswith("the server sent more than 1000 bytes in one line")
     assert b"--limit line_bytes=N" in done.stderr
 
 
