@@ -2,8 +2,11 @@
 
     python3 examples/bulk.py urls.txt out/
 
-Copy and adapt: the same Client pools connections across URLs, limits work
-per host, retries transient failures and writes each file atomically.
+urls.txt is read like `fetch -i`: one URL per line, blank lines and `#`
+comments skipped, `<URL:...>` wrappers may span lines.  Copy and adapt: the
+same Client pools connections across URLs, limits work per host, retries
+transient failures and writes each file atomically; every name is sanitized
+and stays inside out/.  Exits 1 if any URL failed.
 """
 
 from __future__ import annotations
@@ -13,31 +16,45 @@ from pathlib import Path
 
 import trio
 
-from fetcher import Client, parse_url
-from fetcher.render import remote_name
+from fetcher import URL, Client, URLError, parse_url
+from fetcher.bulk import Layout, read_url_lines
+from fetcher.text import safe_text
+
+
+def plan(url_file: Path, out_dir: Path) -> tuple[dict[str, Path], int]:
+    """Each distinct URL and the file it goes to (named up front, so names never depend on timing)."""
+    layout = Layout(out_dir, "flat")
+    names: dict[str, Path] = {}
+    bad = 0
+    with url_file.open(encoding="utf-8", errors="surrogateescape") as lines:
+        for text, number in read_url_lines(lines):
+            try:
+                url = parse_url(text)
+            except URLError as error:
+                bad += 1
+                print(f"BAD   {url_file}:{number}: {safe_text(str(error))}", file=sys.stderr)
+                continue
+            if str(url) not in names:
+                names[str(url)] = layout.document(url)
+    return names, bad
 
 
 async def main(url_file: str, out_dir: str) -> int:
-    urls = [line.strip() for line in Path(url_file).read_text().splitlines() if line.strip()]
     directory = Path(out_dir)
+    names, failures = plan(Path(url_file), directory)
     directory.mkdir(parents=True, exist_ok=True)
-    names: dict[str, Path] = {}
-    for text in urls:  # assign names up front, so they do not depend on timing
-        name = remote_name(parse_url(text))
-        candidate, counter = directory / name, 0
-        while candidate in names.values():
-            counter += 1
-            candidate = directory / f"{name}.{counter}"
-        names[str(parse_url(text))] = candidate
-    failures = 0
+
+    def destination(url: URL) -> Path:
+        return names[str(url)]
+
     async with Client(jobs=8, per_host=2, retries=2) as client:
-        async with client.fetch_all(urls, destination=lambda url: names[str(url)]) as outcomes:
+        async with client.fetch_all(list(names), destination=destination) as outcomes:
             async for outcome in outcomes:
                 if outcome.ok:
-                    print(f"ok    {outcome.url}  ({outcome.seconds:.2f} s, {outcome.attempts} attempt(s))")
+                    print(f"ok    {safe_text(outcome.url)}  ({outcome.seconds:.2f} s, {outcome.attempts} attempt(s))")
                 else:
                     failures += 1
-                    print(f"FAIL  {outcome.url}: {outcome.error}", file=sys.stderr)
+                    print(f"FAIL  {safe_text(outcome.url)}: {safe_text(str(outcome.error))}", file=sys.stderr)
     return 1 if failures else 0
 
 
