@@ -8,7 +8,8 @@ re-exports under `TYPE_CHECKING`.
 * async: `Client`, `fetch` (and `Client.open`, `download`, `fetch_all`);
 * blocking: `fetch_sync`, `download_sync`, `fetch_all_sync` (fetcher.sync);
 * URLs: `parse_url`, `join` and one class per scheme;
-* results: `Fetched`, `Download`, `Outcome`, `Resource`, `Entry`, `Advisory`;
+* results: `Fetched`, `Download`, `Outcome` (`FetchAll`, `Outcomes` for bulk), `Resource`, `Entry`,
+  `Advisory`;
 * settings: `Settings`, `Limits`, `Policy`;
 * errors: the `fetcher.errors` module and its main classes, each with its exit code.
 """
@@ -40,6 +41,8 @@ _EXPORTS = {
     "Fetched": "client",
     "Outcome": "client",
     "fetch": "client",
+    "FetchAll": "batch",
+    "Outcomes": "batch",
     "fetch_sync": "sync",
     "download_sync": "sync",
     "fetch_all_sync": "sync",
@@ -74,6 +77,7 @@ __all__ = [
     "ConnectError",
     "Download",
     "Entry",
+    "FetchAll",
     "FetchError",
     "Fetched",
     "FileURL",
@@ -89,6 +93,7 @@ __all__ = [
     "NntpURL",
     "NotFound",
     "Outcome",
+    "Outcomes",
     "Policy",
     "ProsperoURL",
     "ProtocolError",
@@ -114,6 +119,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     from . import errors as errors
+    from .batch import FetchAll as FetchAll
+    from .batch import Outcomes as Outcomes
     from .client import Client as Client
     from .client import Fetched as Fetched
     from .client import Outcome as Outcome

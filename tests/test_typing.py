@@ -81,6 +81,7 @@ def test_user_script_runs(tmp_path: Path) -> None:
         "parse_url: FileURL path ends 'data'",
         "listing: copy.txt, hello.txt",
         "Client.fetch: Hello, typed world!",
+        "Client.fetch_all: 20 bytes",
         "fetch: 20 bytes",
         "FetchError: exit code 2",
     ]

@@ -51,6 +51,10 @@ async def asynchronous(directory: Path) -> list[str]:
             lines.append(f"listing: {', '.join(names)}")
         document = await client.fetch(f"file://{directory}/hello.txt")
         lines.append(f"Client.fetch: {document.text.strip()}")
+        async with client.fetch_all([f"file://{directory}/hello.txt"]) as results:
+            async for outcome in results:
+                if isinstance(outcome.result, Fetched):
+                    lines.append(f"Client.fetch_all: {outcome.result.size} bytes")
     one_off = await fetch(f"file://{directory}/hello.txt")
     lines.append(f"fetch: {len(one_off.content)} bytes")
     try:
