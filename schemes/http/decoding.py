@@ -156,9 +156,10 @@ RATIO_FLOOR = 1 << 20
 class Bounded:
     """A decoder that stops a compression bomb: decoded bytes per received byte are capped."""
 
-    def __init__(self, inner: Decoder, max_ratio: int) -> None:
+    def __init__(self, inner: Decoder, max_ratio: int, floor: int = RATIO_FLOOR) -> None:
         self._inner = inner
         self._max_ratio = max_ratio
+        self._floor = floor
         self.encoded = 0
         self.decoded = 0
 
@@ -172,7 +173,7 @@ class Bounded:
     def _count(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
         for piece in pieces:
             self.decoded += len(piece)
-            if self.decoded > RATIO_FLOOR and self.decoded > self._max_ratio * max(self.encoded, 1):
+            if self.decoded > self._floor and self.decoded > self._max_ratio * max(self.encoded, 1):
                 raise LimitExceeded("decoded bytes per encoded byte (a compression bomb?)", self._max_ratio,
                                     "decoded_ratio")  # fmt: skip
             yield piece
@@ -181,12 +182,15 @@ class Bounded:
 DECODERS: dict[str, Callable[[], Decoder]] = {"gzip": GzipDecoder, "x-gzip": GzipDecoder, "deflate": DeflateDecoder}
 
 
-def decoder_for(codings: list[str], *, max_encodings: int, max_ratio: int) -> Decoder | None:
+def decoder_for(
+    codings: list[str], *, max_encodings: int, max_ratio: int, ratio_floor: int = RATIO_FLOOR
+) -> Decoder | None:
     """A decoder for a Content-Encoding list (the order the server applied them), or None.
 
     More than `max_encodings` codings (identity included) raise
     `LimitExceeded` before any decoder is built; the decoder returned
-    raises it once the body inflates past `max_ratio` times its size.
+    raises it once the body inflates past `max_ratio` times its size (judged
+    past `ratio_floor` decoded bytes).
     """
     if len(codings) > max_encodings:
         raise LimitExceeded("stacked content encodings", max_encodings, "encodings")
@@ -200,4 +204,4 @@ def decoder_for(codings: list[str], *, max_encodings: int, max_ratio: int) -> De
             hint="--raw saves the encoded bytes as they came",
         )
     decoders: list[Decoder] = [DECODERS[coding]() for coding in reversed(codings)]
-    return Bounded(decoders[0] if len(decoders) == 1 else Chain(decoders), max_ratio)
+    return Bounded(decoders[0] if len(decoders) == 1 else Chain(decoders), max_ratio, ratio_floor)

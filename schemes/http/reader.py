@@ -77,10 +77,11 @@ class ReplyReader:
             raise self._bad_reply(error) from None
         if event is h11.PAUSED:
             raise ProtocolError(f"{self.where} switched protocols unexpectedly")
-        if isinstance(event, h11.InformationalResponse | h11.Response):
+        if isinstance(event, h11.InformationalResponse):
+            self._charge(event.headers.raw_items(), STATUS_OVERHEAD + len(event.reason), "interim (1xx) response head")
+        elif isinstance(event, h11.Response):
             self._charge(event.headers.raw_items(), STATUS_OVERHEAD + len(event.reason), "response head")
-            if isinstance(event, h11.Response):
-                self.head_received = True
+            self.head_received = True
         elif isinstance(event, h11.EndOfMessage) and event.headers:
             self._head_fields = self._head_bytes = 0
             self._charge(event.headers.raw_items(), 0, "trailer")
@@ -104,7 +105,7 @@ class ReplyReader:
         if self._head_fields > limits.header_count:
             raise LimitExceeded(f"{what} fields", limits.header_count, "header_count")
         if self._head_bytes > limits.header_bytes:
-            raise LimitExceeded(f"bytes of {what}s", limits.header_bytes, "header_bytes")
+            raise LimitExceeded(f"bytes of {what}", limits.header_bytes, "header_bytes")
 
     def _bad_reply(self, error: h11.RemoteProtocolError) -> ProtocolError:
         if error.error_status_hint == 431:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from urllib.parse import unquote
 
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
-from fetcher.text import escape, safe_filename
+from fetcher.text import escape, mask_secrets, safe_filename
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: How much of an error page (or of a redirect body being discarded) is read.
@@ -91,7 +91,8 @@ def retry_after(value: str | None, now: datetime | None = None) -> float | None:
         return None
     value = value.strip()
     if value.isdigit():
-        return float(value)
+        # 400 digits of seconds become inf: no real server asks for more than a year.
+        return min(float(value), 365 * 86400.0)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -169,16 +170,11 @@ def location_reference(value: str) -> str:
     return _LOCATION_SAFE.sub(encode, text)
 
 
-_USERINFO_PASSWORD = re.compile(r"(//[^/?#@:]*:)[^/?#]*@")
-
-
 def mask_userinfo(text: str) -> str:
-    """`scheme://user:secret@host/...` with the password shown as ****, for traces and messages.
-
-    Works on any text (a Location value, a URL that did not parse); the
-    last "@" before the path ends the userinfo, as the URL parser reads it.
-    """
-    return _USERINFO_PASSWORD.sub(r"\1****@", text, count=1)
+    """A URL or Location value with any password hidden (`fetcher.text.mask_secrets`), scheme-relative too."""
+    if text.startswith("//"):
+        return mask_secrets("x:" + text)[2:]
+    return mask_secrets(text)
 
 
 class RedirectNotFollowed(ProtocolError):
