@@ -65,6 +65,26 @@ async def ftp_nlst_long_names(nursery: trio.Nursery) -> str:
     return f"{server.url}/dir/"
 
 
+async def ftp_nlst_encoded_names(nursery: trio.Nursery) -> str:
+    """NLST of /dir/ streams 400-byte names of bytes that are not UTF-8 (each percent-encoded in its URL)."""
+    from tests.hostile.ftp_hostile import Hostile, HostileFtpServer
+
+    hostile = Hostile(nlst_flood=512 * 1024 * 1024, flood_name=400, flood_fill=b"\xff")
+    server = HostileFtpServer(directories=("/dir",), hostile=hostile)
+    await nursery.start(server.serve)
+    return f"{server.url}/dir/"
+
+
+async def ftp_nlst_encoded_under_cap(nursery: trio.Nursery) -> str:
+    """NLST of /dir/ sends 10 MB of 400-byte non-UTF-8 names and ends well: held, then printed (escaped)."""
+    from tests.hostile.ftp_hostile import Hostile, HostileFtpServer
+
+    hostile = Hostile(nlst_flood=10 * 1000 * 1000, flood_name=400, flood_fill=b"\xff")
+    server = HostileFtpServer(directories=("/dir",), hostile=hostile)
+    await nursery.start(server.serve)
+    return f"{server.url}/dir/"
+
+
 async def ftp_endless_reply(nursery: trio.Nursery) -> str:
     """The greeting is a multi-line reply that never ends."""
     from tests.hostile.ftp_hostile import Hostile, HostileFtpServer
@@ -77,6 +97,10 @@ async def ftp_endless_reply(nursery: trio.Nursery) -> str:
 CASES: dict[str, Case] = {
     "ftp_nlst_flood": Case(ftp_nlst_flood, "FTP NLST of endless short names (60 MB+ offered)"),
     "ftp_nlst_long_names": Case(ftp_nlst_long_names, "FTP NLST of endless 400-byte names"),
+    "ftp_nlst_encoded_names": Case(ftp_nlst_encoded_names, "FTP NLST of endless 400-byte non-UTF-8 names"),
+    "ftp_nlst_encoded_under_cap": Case(
+        ftp_nlst_encoded_under_cap, "FTP NLST of 10 MB of 400-byte non-UTF-8 names, then 226"
+    ),
     "ftp_endless_reply": Case(ftp_endless_reply, "FTP greeting: a multi-line reply that never ends"),
 }
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TransientError
 from fetcher.url import FtpURL, parse_url
-from schemes.ftp.data import AsciiDecoder, NameParser, listing_entries, parse_names
+from schemes.ftp.data import AsciiDecoder, HeldEntries, NameParser, listing_entries, parse_names
 from schemes.ftp.replies import (
     BadReply,
     Reply,
@@ -286,6 +286,23 @@ def test_nlst_caps(over: dict[str, int], at: dict[str, int], data: bytes, name: 
     assert caught.value.limit_name == name
     assert caught.value.exit_code == 7
     assert parse_names(data, **at)  # exactly at the cap is fine; ".", ".." and empty lines do not count
+
+
+def test_held_entries_charge_what_python_holds_against_listing_bytes() -> None:
+    base = parse_url("ftp://host/pub/")
+    assert isinstance(base, FtpURL)
+    held = HeldEntries(base, ("pub",), max_bytes=20_000)
+    held.add(["a", "b"])
+    assert [entry.url for entry in held.entries] == ["ftp://host/pub/a", "ftp://host/pub/b"]
+    assert 2 * HeldEntries.ENTRY_COST < held.held < 20_000
+    # 40 bytes that are not UTF-8: two bytes a character in the name, "%FF" in the URL.
+    name = (b"\xff" * 40).decode("utf-8", "surrogateescape")
+    with pytest.raises(LimitExceeded, match="as held in memory") as caught:
+        for _ in range(100):
+            held.add([name])
+    assert caught.value.limit_name == "listing_bytes"
+    assert held.held > 20_000 >= held.held - (HeldEntries.ENTRY_COST + 400)
+    assert len(held.entries) < 100
 
 
 def test_a_name_that_cannot_be_sent_back_is_listed_without_a_url() -> None:

@@ -10,6 +10,8 @@ bytes, and both caps (`listing_entries`, `listing_bytes`) and the line cap
 
 from __future__ import annotations
 
+import sys
+
 from fetcher.errors import LimitExceeded
 from fetcher.resource import Entry
 from fetcher.settings import DEFAULT_LIMITS
@@ -121,6 +123,34 @@ def listing_entries(url: FtpURL, directory: tuple[str, ...], names: list[str]) -
     return entries
 
 
+class HeldEntries:
+    """Entries of one listing and what they hold in memory, against `listing_bytes`.
+
+    The raw bytes of a listing are capped by `NameParser`; this caps what
+    the entries made from them hold, which can be several times more (a
+    name of bytes that are not UTF-8 is stored as two bytes a character and
+    percent-encoded in its URL, three bytes each).  Each entry costs
+    `ENTRY_COST` (the objects around its strings) plus its strings as
+    Python stores them.
+    """
+
+    ENTRY_COST = 256
+
+    def __init__(
+        self, url: FtpURL, directory: tuple[str, ...], *, max_bytes: int = DEFAULT_LIMITS.listing_bytes
+    ) -> None:
+        self.url = url
+        self.directory = directory
+        self.max_bytes = max_bytes
+        self.held = 0
+        self.entries: list[Entry] = []
+
+    def add(self, names: list[str]) -> None:
+        for entry in listing_entries(self.url, self.directory, names):
+            self.held += self.ENTRY_COST + sys.getsizeof(entry.name) + sys.getsizeof(entry.url or "")
+            if self.held > self.max_bytes:
+                raise LimitExceeded("bytes of listing entries (as held in memory)", self.max_bytes, "listing_bytes")
+            self.entries.append(entry)
 
 
 class AsciiDecoder:

@@ -18,11 +18,11 @@ from datetime import datetime
 from fetcher.client import Session
 from fetcher.errors import AuthError, LimitExceeded, ProtocolError, TransientError, UsageError
 from fetcher.net import Connection, trace
-from fetcher.resource import Entry, Resource
+from fetcher.resource import Resource
 from fetcher.url import URL, FtpURL
 
 from .control import Control, StaleControl, transient_from
-from .data import AsciiDecoder, NameParser, listing_entries
+from .data import AsciiDecoder, HeldEntries, NameParser
 from .replies import Reply, error_for, parse_mdtm, parse_size
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
@@ -292,7 +292,7 @@ class Handler:
             max_bytes=limits.listing_bytes,
             line_bytes=limits.line_bytes,
         )
-        entries: list[Entry] = []
+        held = HeldEntries(url, inside, max_bytes=limits.listing_bytes)
         data = await control.open_data(session.connect, url.scheme)
         try:
             await control.send("NLST", argument)
@@ -304,8 +304,8 @@ class Handler:
                 await control.start_data_tls(data, session.ssl_context(), url.host)
             try:
                 async for chunk in data.iter_to_close():
-                    entries += listing_entries(url, inside, parser.feed(chunk))
-                entries += listing_entries(url, inside, parser.close())
+                    held.add(parser.feed(chunk))
+                held.add(parser.close())
             except LimitExceeded:
                 control.healthy = False
                 raise
@@ -317,10 +317,10 @@ class Handler:
         if reply.preliminary:
             reply = await control.final_reply()
         if not reply.ok:
-            if not entries and reply.code in _EMPTY_CODES:
+            if not held.entries and reply.code in _EMPTY_CODES:
                 return await self._refused_listing(url, control, argument, where, reply)
             raise error_for(reply, f"listing {where!r}")
-        return Resource(url, "listing", entries=entries, metadata={"directory": where})
+        return Resource(url, "listing", entries=held.entries, metadata={"directory": where})
 
     async def _refused_listing(
         self, url: FtpURL, control: Control, argument: str | None, where: str, reply: Reply

@@ -40,6 +40,8 @@ class Hostile:
     nlst_flood: int = 0
     #: Length of each flooded name (plus CRLF).
     flood_name: int = 6
+    #: Fill flooded names with this byte (then a number) instead of digits alone.
+    flood_fill: bytes = b""
     #: The reply to this verb is a multi-line reply that never ends ("" = the greeting).
     endless_reply: str | None = None
     #: The reply to this verb is one line that never ends.
@@ -259,6 +261,12 @@ class _Session:
         listing = [name.encode() for name in names] + self.hostile.odd_names
         await self._send_data(b"".join(name + b"\r\n" for name in listing))
 
+    def _flood_name(self, number: int, width: int) -> bytes:
+        if not self.hostile.flood_fill:
+            return b"%0*d" % (width, number % 10**width)
+        tail = b"%d" % number
+        return self.hostile.flood_fill * max(0, width - len(tail)) + tail
+
     async def _flood(self) -> None:
         stream = await self._accept()
         if stream is None:
@@ -270,7 +278,7 @@ class _Session:
         try:
             async with stream:
                 while self.hostile.nlst_flood < 0 or self.server.data_sent < self.hostile.nlst_flood:
-                    block = b"".join(b"%0*d\r\n" % (width, (number + n) % 10**width) for n in range(per_block))
+                    block = b"".join(self._flood_name(number + n, width) + b"\r\n" for n in range(per_block))
                     number += per_block
                     if self.hostile.nlst_flood > 0:
                         block = block[: self.hostile.nlst_flood - self.server.data_sent]

@@ -58,6 +58,17 @@ async def test_an_nlst_of_long_names_stops_at_listing_bytes() -> None:
     assert b"--limit listing_bytes=N" in done.stderr
 
 
+async def test_names_that_cost_more_memory_than_bytes_stop_at_listing_bytes_as_held() -> None:
+    # 400 bytes that are not UTF-8 a name: twice that in the name, three times in its URL.
+    hostile = Hostile(nlst_flood=-1, flood_name=400, flood_fill=b"\xff")
+    server = HostileFtpServer(directories=("/dir",), hostile=hostile)
+    async with serving(server):
+        done = await cli("--limit", "listing_bytes=1000000", f"{server.url}/dir/")
+    assert done.returncode == 7
+    assert message(done).startswith("the server sent more than 1000000 bytes of listing entries (as held in memory)")
+    assert b"--limit listing_bytes=N" in done.stderr
+
+
 async def test_a_listing_line_that_never_ends_stops_at_line_bytes() -> None:
     # One 1 MB "name" without a line end.
     server = HostileFtpServer(directories=("/dir",), hostile=Hostile(nlst_flood=1_000_000, flood_name=2_000_000))
@@ -245,8 +256,28 @@ async def test_an_empty_directory_under_r_is_an_empty_listing(tmp_path: Path) ->
         done = await cli("-r", "--layout", "tree", "-d", str(tmp_path / "out"), "--manifest", str(manifest),
                          f"{server.url}/top/")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    saved = sorted(str(path.relative_to(tmp_path / "out")) for path in (tmp_path / "out").rglob("*") if path.is_file())
-    assert any(name.endswith("a.txt") for name in saved), saved
+    (host,) = (tmp_path / "out").iterdir()  # --layout tree: one directory per host
+    saved = {str(path.relative_to(host)): path.read_bytes() for path in host.rglob("*") if path.is_file()}
+    assert saved["top/a.txt"] == HELLO
+    assert saved["top/empty/index.listing.json"] == b""  # listed, and empty
     records = [json.loads(line) for line in manifest.read_text().splitlines()]
     assert all(record.get("status") != "failed" for record in records), records
     assert "NLST" in verbs(server) and "CWD empty" in server.commands
+
+
+# -- the memory bench stays runnable -------------------------------------------------------
+
+
+async def test_the_hostile_rss_bench_measures_a_case(tmp_path: Path) -> None:
+    import sys
+
+    from tests.conftest import ROOT
+
+    report = tmp_path / "rss.json"
+    argv = [sys.executable, "-m", "bench.hostile_rss", "--case", "ftp_endless_reply", "--json", str(report)]
+    done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
+    assert done.returncode == 0, done.stderr
+    (outcome,) = json.loads(report.read_text())
+    assert outcome["case"] == "ftp_endless_reply" and outcome["exit_code"] == 7
+    assert 0 < outcome["peak_rss_mib"] < 256
+    assert outcome["message"].startswith("fetch: the server sent more than 10000 lines in one FTP reply")
