@@ -189,6 +189,7 @@ class BulkRun:
         self.limits = client.settings.limits
         self.taken = 0
         self.capped: str | None = None
+        self.fatal: OutputError | None = None
         self.follow_schemes = (
             {s.strip().lower() for s in args.follow_schemes.split(",")} if args.follow_schemes else set()
         )
@@ -211,14 +212,35 @@ class BulkRun:
         else:
             self.totals.skipped += 1
         job.record = record
-        self.manifest.write(record)
+        if self.fatal is None:
+            try:
+                self.manifest.write(record)
+            except OutputError as error:
+                self.stop(error)
         self.progress.url_done(record)
         if status == "failed":
             where = f" (line {job.line})" if job.line is not None else ""
             self.progress.log(f"fetch: {escape(record['url'])}{where}: {escape(record['error'] or '')}")
 
+    def stop(self, error: OutputError) -> None:
+        """The manifest cannot be written (a full disk): start nothing more, end with this error.
+
+        The queue is closed and emptied, so nothing new starts; the
+        transfers under way finish (or keep their `.part`), and `run`
+        raises the error once the loop is over.
+        """
+        self.fatal = error
+        self.queue_send.close()
+        while True:
+            try:
+                self.queue_receive.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                break
+
     def enqueue(self, job: Job) -> None:
         assert job.url is not None
+        if self.fatal is not None:
+            return
         key = str(job.url)
         if key in self.visited:
             if job.parent is None:
@@ -355,6 +377,8 @@ class BulkRun:
 
     async def run(self, jobs: list[Job]) -> None:
         self.add_inputs(jobs)
+        if self.fatal is not None:
+            raise self.fatal
         if self.pending == 0:
             self.queue_send.close()
             return
@@ -381,6 +405,8 @@ class BulkRun:
         ) as outcomes:
             async for outcome in outcomes:
                 self.handle(outcome)
+        if self.fatal is not None:
+            raise self.fatal
 
     def mark_interrupted(self) -> None:
         for job in self.by_url.values():

@@ -263,27 +263,12 @@ def report(error: FetchError, url: str | None = None) -> None:
         sys.stderr.write(f"  hint: {safe_text(error.hint)}\n")
 
 
-class _SafeFormatter:
-    """Formats a log record as one line a terminal cannot be fooled by.
+def _install_logging(verbose: bool) -> Callable[[], None]:
+    """Send fetcher's log lines to stderr through `SafeFormatter`; return a function that undoes it.
 
     Every log line fetcher prints (the -v protocol trace, bulk retry lines,
-    handler warnings) passes here, so server text in any of them is escaped
-    and passwords in URLs are masked in one place.
-    """
-
-    def __init__(self) -> None:
-        import logging
-
-        self._plain = logging.Formatter("%(message)s")
-
-    def format(self, record: Any) -> str:
-        from .text import safe_text
-
-        return safe_text(self._plain.format(record))
-
-
-def _install_logging(verbose: bool) -> Callable[[], None]:
-    """Send fetcher's log lines to stderr through `_SafeFormatter`; return a function that undoes it.
+    handler warnings) passes there, so server text in any of them is
+    escaped and passwords in URLs are masked in one place.
 
     With -v everything from DEBUG up (the protocol trace); otherwise
     warnings only.  Undoing matters when `main` runs inside another
@@ -292,8 +277,10 @@ def _install_logging(verbose: bool) -> Callable[[], None]:
     """
     import logging
 
+    from .text import SafeFormatter
+
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_SafeFormatter())  # type: ignore[arg-type]
+    handler.setFormatter(SafeFormatter("%(message)s"))
     saved = []
     names = ("fetcher.trace", "fetcher") if verbose else ("fetcher",)
     for name in names:

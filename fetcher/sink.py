@@ -22,6 +22,7 @@ import trio
 
 from .errors import OutputError, ProtocolError
 from .resource import Resource
+from .text import TerminalText
 from .url import URL
 
 #: Bodies up to this size are buffered and written with a single thread hop.
@@ -113,6 +114,7 @@ class _PartFile:
         self.digest = digest
         self.in_place = in_place
         self.sink: IO[bytes] | None = None
+        self.terminal: TerminalText | None = None
 
     @property
     def where(self) -> Path:
@@ -126,7 +128,10 @@ class _PartFile:
 
     def _open(self) -> None:
         if self.in_place is not None:
-            self.sink = os.fdopen(os.open(self.in_place, _IN_PLACE), "wb")
+            fd = os.open(self.in_place, _IN_PLACE)
+            if os.isatty(fd):  # -o /dev/tty: a terminal gets escaped text, as on stdout
+                self.terminal = TerminalText()
+            self.sink = os.fdopen(fd, "wb")
             return
         if not self.start:
             self.sink = os.fdopen(_create_exclusive(self.partial), "wb")
@@ -156,7 +161,7 @@ class _PartFile:
         assert self.sink is not None
         try:
             for chunk in chunks:
-                self.sink.write(chunk)
+                self.sink.write(self.terminal.feed(chunk).encode("utf-8") if self.terminal else chunk)
                 if self.digest is not None:
                     self.digest.update(chunk)
             self.sink.flush()
@@ -167,6 +172,8 @@ class _PartFile:
         if self.sink is not None:
             sink, self.sink = self.sink, None
             try:
+                if self.terminal is not None:
+                    sink.write(self.terminal.close().encode("utf-8"))
                 sink.close()
             except OSError as error:
                 raise output_error(error, self.where) from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import logging
 import os
 import re
 import sys
@@ -120,6 +121,13 @@ def mask_secrets(text: str) -> str:
 def safe_text(text: str) -> str:
     """One log or terminal line: passwords masked, everything a terminal acts on escaped."""
     return escape(mask_secrets(text))
+
+
+class SafeFormatter(logging.Formatter):
+    """A log formatter whose every line is `safe_text`: the CLI's one place for log output."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return safe_text(super().format(record))
 
 
 # -- file names ----------------------------------------------------------------

@@ -151,3 +151,19 @@ def test_main_reports_a_missing_input_file_without_traceback(
 ) -> None:
     assert main(["-i", str(tmp_path / "missing")]) == 2
     assert b"Traceback" not in capsysbinary.readouterr().err
+
+
+def test_a_manifest_on_a_full_disk_ends_the_run_in_one_line(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    source = tmp_path / "src"
+    source.mkdir()
+    for i in range(30):
+        (source / f"f{i}").write_bytes(b"x")
+    urls = [f"file://{source}/f{i}" for i in range(30)]
+    result = run_fetch("-d", str(tmp_path / "out"), "--manifest", "/dev/full", "--no-progress", "-j", "1", *urls)
+    assert result.returncode == 9
+    assert result.stderr.decode() == (
+        "fetch: cannot write /dev/full: No space left on device\n  hint: free some space, then run again\n"
+    )
+    assert len(list((tmp_path / "out").iterdir())) < 30  # it stopped starting new transfers

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import stat
 import subprocess
 import sys
 import unicodedata
@@ -181,3 +182,20 @@ def test_a_document_on_a_terminal_keeps_line_ends_and_letters(tmp_path: Path) ->
     assert code == 0
     # The pty turns LF into CRLF itself; no CR came from the document.
     assert shown == "héllo\r\nworld \\x1b[2J\\u202e\r\n".encode()
+
+
+def test_output_named_as_a_terminal_is_escaped_in_place(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    page = tmp_path / "page.txt"
+    page.write_bytes("ok \x1b]0;title\x07 \u202e\r\n".encode())
+    leader, follower = pty.openpty()
+    try:
+        terminal = os.ttyname(follower)
+        assert main(["-o", terminal, f"file://{page}"]) == 0
+        shown = os.read(leader, 4096)
+        assert stat.S_ISCHR(os.stat(terminal).st_mode) and not os.path.exists(terminal + ".part")
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert shown == b"ok \\x1b]0;title\\x07 \\u202e\r\n"
