@@ -94,6 +94,40 @@ async def ftp_endless_reply(nursery: trio.Nursery) -> str:
     return f"{server.url}/file"
 
 
+# -- HTTP -----------------------------------------------------------------------
+
+
+def http_route(path: str) -> Factory:
+    """A route of the hostile HTTP server (tests/hostile/http_hostile.py, one server per case)."""
+
+    async def start(nursery: trio.Nursery) -> str:
+        from tests.hostile.http_hostile import hostile_server
+
+        server = hostile_server()
+        await nursery.start(server.serve)
+        return server.url(path)
+
+    return start
+
+
+HTTP_CASES: dict[str, Case] = {
+    "http_header_flood": Case(http_route("/header-flood"), "HTTP head: header lines without end"),
+    "http_huge_header": Case(http_route("/huge-header"), "HTTP head: one header value without end"),
+    "http_interim_flood": Case(http_route("/interim-flood"), "HTTP: 103 Early Hints without end"),
+    "http_gzip_bomb": Case(http_route("/bomb"), "HTTP body: gzip of endless zeros"),
+    "http_gzip_bomb2": Case(http_route("/bomb2"), "HTTP body: gzip of gzip of endless zeros"),
+    "http_gzip_bomb_404": Case(http_route("/bomb-404"), "HTTP 404 whose error page is a gzip bomb"),
+    "http_stacked_encodings": Case(http_route("/stacked"), "HTTP body: Content-Encoding gzip applied 3000 times"),
+    "http_drip_chunks": Case(
+        http_route("/drip-chunks"),
+        "HTTP body: endless 1-byte chunks, stopped by --max-size 1 MB",
+        ("--max-size", "1000000"),
+    ),
+    "http_chunk_extension": Case(http_route("/chunk-ext"), "HTTP body: a chunk extension without end"),
+    "http_trailer_flood": Case(http_route("/trailer-flood"), "HTTP body: trailer lines without end"),
+}
+
+
 CASES: dict[str, Case] = {
     "ftp_nlst_flood": Case(ftp_nlst_flood, "FTP NLST of endless short names (60 MB+ offered)"),
     "ftp_nlst_long_names": Case(ftp_nlst_long_names, "FTP NLST of endless 400-byte names"),
@@ -103,6 +137,7 @@ CASES: dict[str, Case] = {
     ),
     "ftp_endless_reply": Case(ftp_endless_reply, "FTP greeting: a multi-line reply that never ends"),
 }
+CASES.update(HTTP_CASES)
 
 
 # -- the harness ------------------------------------------------------------------

@@ -8,6 +8,7 @@ child's peak RSS (from `os.wait4`) against the 256 MiB promise of issue 14.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -230,3 +231,17 @@ async def test_followed_redirect_trace_masks_the_location_password(server: HTTPT
     assert (result.code, result.stdout) == (0, TARGET_BODY)
     assert f"< Location: http://user:***@127.0.0.1:{server.port}/target" in result.err.splitlines()
     assert SECRET not in result.err
+
+
+# -- the memory bench measures the HTTP cases ------------------------------------------------------------------
+
+
+async def test_the_hostile_rss_bench_measures_an_http_case(tmp_path: Path) -> None:
+    report = tmp_path / "rss.json"
+    argv = [sys.executable, "-m", "bench.hostile_rss", "--case", "http_gzip_bomb", "--json", str(report)]
+    done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
+    assert done.returncode == 0, done.stderr
+    (outcome,) = json.loads(report.read_text())
+    assert (outcome["case"], outcome["exit_code"]) == ("http_gzip_bomb", 7)
+    assert 0 < outcome["peak_rss_mib"] < 256
+    assert outcome["message"].startswith("fetch: the server sent more than 1000 decoded bytes per encoded byte")
