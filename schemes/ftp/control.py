@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import trio
 
-from fetcher.errors import AuthError, FetchError, ProtocolError, TransientError
+from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
 from fetcher.net import Connection, trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
 
@@ -123,9 +123,14 @@ class Control:
         return reply
 
     async def final_reply(self) -> Reply:
-        """The next reply that is not a 1xx mark."""
+        """The next reply that is not a 1xx mark (at most `reply_lines` marks before it)."""
         reply = await self.read_reply()
+        marks = 0
         while reply.preliminary:
+            marks += 1
+            if marks > self.limits.reply_lines:
+                self.healthy = False
+                raise LimitExceeded("1xx replies before a final reply", self.limits.reply_lines, "reply_lines")
             reply = await self.read_reply()
         return reply
 

@@ -12,7 +12,9 @@ class, not by example:
   the names of a listing;
 - fields fetcher acts on: a PASV/EPSV reply with impossible numbers, a
   SIZE/MDTM/257 with control characters or garbage;
-- real-server quirks: 450/550 "No files found" to NLST of an empty directory.
+- real-server quirks: 450/550 "No files found" to NLST of an empty directory;
+- LIST and MLSD (off by default: 502, as a server that knows NLST only):
+  the directory with facts, or a flood of fact lines.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class Hostile:
     flood_fill: bytes = b""
     #: The reply to this verb is a multi-line reply that never ends ("" = the greeting).
     endless_reply: str | None = None
+    #: The reply to this verb is an endless series of 1xx marks ("" = the greeting).
+    endless_marks: str | None = None
     #: The reply to this verb is one line that never ends.
     endless_line: str | None = None
     #: The text of the 226 that ends a transfer.
@@ -52,6 +56,11 @@ class Hostile:
     empty_reply: bytes | None = None
     #: Extra names listed in every directory (server text: anything).
     odd_names: list[bytes] = field(default_factory=list)
+    #: The reply to FEAT, one element per line (None: 502, so no MLSD).
+    feat: list[bytes] | None = None
+    #: LIST and MLSD: None = 502 (not implemented); "flood" = stream lines of facts
+    #: like nlst_flood (its size and name length); "list" = answer with the directory.
+    facts: str | None = None
 
 
 class HostileFtpServer:
@@ -113,8 +122,10 @@ class _Session:
     async def send(self, *lines: bytes) -> None:
         await self.stream.send_all(b"".join(line + b"\r\n" for line in lines))
 
-    async def endless(self, code: bytes, *, one_line: bool = False) -> None:
-        if one_line:
+    async def endless(self, code: bytes, *, one_line: bool = False, marks: bool = False) -> None:
+        if marks:
+            block = b"120 wait a moment\r\n" * 2000
+        elif one_line:
             await self.stream.send_all(code + b" ")
             block = b"x" * 65536
         else:
@@ -137,6 +148,8 @@ class _Session:
             await self.endless(b"220")
         if self.hostile.endless_line == "":
             await self.endless(b"220", one_line=True)
+        if self.hostile.endless_marks == "":
+            await self.endless(b"120", marks=True)
         await self.send(*self.hostile.greeting)
         while True:
             raw = await self.read_line()
@@ -150,6 +163,8 @@ class _Session:
                 await self.endless(b"200")
             if verb == self.hostile.endless_line:
                 await self.endless(b"200", one_line=True)
+            if verb == self.hostile.endless_marks:
+                await self.endless(b"150", marks=True)
             if verb in self.hostile.replies:
                 await self.send(*self.hostile.replies[verb])
                 continue
@@ -267,18 +282,41 @@ class _Session:
         tail = b"%d" % number
         return self.hostile.flood_fill * max(0, width - len(tail)) + tail
 
-    async def _flood(self) -> None:
+    async def do_FEAT(self, argument: str) -> None:
+        await self.send(*(self.hostile.feat or [b"502 FEAT not implemented."]))
+
+    async def do_LIST(self, argument: str) -> None:
+        await self._facts(b"-rw-r--r--    1 1000     1000           42 Nov 21 10:30 %s")
+
+    async def do_MLSD(self, argument: str) -> None:
+        await self._facts(b"type=file;size=42;modify=20261121103000; %s")
+
+    async def _facts(self, shape: bytes) -> None:
+        """LIST/MLSD of the current directory in `shape` (one name each), or a flood of such lines."""
+        if self.hostile.facts is None:
+            await self._drop_listener()
+            await self.send(b"502 Command not implemented.")
+            return
+        if self.hostile.facts == "flood":
+            await self._flood(shape)
+            return
+        inside = self.cwd.rstrip("/") + "/"
+        names = sorted({path[len(inside) :].split("/")[0] for path in (*self.server.files, *self.server.directories)
+                        if path.startswith(inside) and path != self.cwd})  # fmt: skip
+        await self._send_data(b"".join(shape % name.encode() + b"\r\n" for name in names))
+
+    async def _flood(self, shape: bytes = b"%s") -> None:
         stream = await self._accept()
         if stream is None:
             return
         await self.send(b"150 Here comes a very long listing.")
         width = self.hostile.flood_name
-        per_block = max(1, 65536 // (width + 2))
+        per_block = max(1, 65536 // (width + len(shape)))
         number = 0
         try:
             async with stream:
                 while self.hostile.nlst_flood < 0 or self.server.data_sent < self.hostile.nlst_flood:
-                    block = b"".join(self._flood_name(number + n, width) + b"\r\n" for n in range(per_block))
+                    block = b"".join(shape % self._flood_name(number + n, width) + b"\r\n" for n in range(per_block))
                     number += per_block
                     if self.hostile.nlst_flood > 0:
                         block = block[: self.hostile.nlst_flood - self.server.data_sent]

@@ -105,6 +105,16 @@ async def test_an_endless_multi_line_reply_to_a_command_stops_at_reply_lines() -
     assert verbs(server)[-1] == "TYPE"
 
 
+async def test_endless_1xx_marks_stop_at_reply_lines() -> None:
+    for where in ("", "TYPE"):
+        server = HostileFtpServer({"/f": HELLO}, hostile=Hostile(endless_marks=where))
+        async with serving(server):
+            done = await cli("--limit", "reply_lines=500", f"{server.url}/f")
+        assert done.returncode == 7, where
+        assert message(done).startswith("the server sent more than 500 1xx replies before a final reply")
+        assert (verbs(server)[-1:] or [""])[0] == where
+
+
 async def test_a_reply_line_that_never_ends_stops_at_line_bytes() -> None:
     server = HostileFtpServer(hostile=Hostile(endless_line=""))
     async with serving(server):
