@@ -47,11 +47,40 @@ def gopher_menu(entries: list[Entry]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _when(entry: Entry) -> str:
+    """The modification time to the precision the server gave, in UTC."""
+    if entry.modified is None:
+        return "-"
+    precision = entry.extra.get("precision")
+    if precision == "day":
+        return entry.modified.strftime("%Y-%m-%d")
+    if precision == "minute":
+        return entry.modified.strftime("%Y-%m-%d %H:%M")
+    return entry.modified.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def facts_table(entries: list[Entry]) -> str:
+    """Like `ls -l`: permissions (or the type), size in bytes, UTC time, name (-> link target)."""
+    rows = []
+    for entry in entries:
+        name = escape(entry.name)
+        if entry.target is not None:
+            name += " -> " + escape(entry.target)
+        size = "-" if entry.size is None else str(entry.size)
+        rows.append((escape(entry.mode or entry.type), size, _when(entry), name))
+    widths = [max((len(row[column]) for row in rows), default=0) for column in range(3)]
+    return "".join(
+        f"{mode:<{widths[0]}}  {size:>{widths[1]}}  {when:<{widths[2]}}  {name}\n" for mode, size, when, name in rows
+    )
+
+
 def listing_table(entries: Iterable[Entry]) -> str:
     """An aligned table: type, size, name, description; info rows as plain text."""
     entries = list(entries)
     if entries and all("gopher_type" in entry.extra for entry in entries):
         return gopher_menu(entries)
+    if entries and any(entry.modified is not None or entry.mode is not None for entry in entries):
+        return facts_table(entries)
     rows: list[tuple[str, str, str, str] | str] = []
     for entry in entries:
         if entry.type == "info":

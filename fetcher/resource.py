@@ -27,6 +27,13 @@ class Entry:
     #: Protocol-specific details (Gopher item type and selector, article
     #: number and date, WAIS score...), JSON-serialisable.
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Typed facts where the listing gives them (FTP MLSD/LIST): the
+    #: modification time (aware, UTC; its precision is extra["precision"]),
+    #: a link's target as the server wrote it, and the permissions as
+    #: `ls -l` writes them (or the server's own notation).
+    modified: datetime | None = None
+    target: str | None = None
+    mode: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -36,6 +43,13 @@ class Entry:
             "size": self.size,
             "description": self.description,
         }
+        # Only the facts a listing gave, so other schemes' rows keep their shape.
+        if self.modified is not None:
+            row["modified"] = self.modified.isoformat()
+        if self.target is not None:
+            row["target"] = self.target
+        if self.mode is not None:
+            row["mode"] = self.mode
         row.update(self.extra)
         return row
 

@@ -248,9 +248,10 @@ async def test_550_and_the_guess_for_directories() -> None:
     assert [e.name for e in listing.entries] == ["a.txt", "sub", "with space.txt"]
     assert [e.url for e in listing.entries] == [
         f"{server.url}/pub/a.txt",
-        f"{server.url}/pub/sub",
+        f"{server.url}/pub/sub/",
         f"{server.url}/pub/with%20space.txt",
     ]
+    assert [e.type for e in listing.entries] == ["file", "directory", "file"]
     assert server.sessions[0][3:] == [
         "TYPE I",
         "SIZE missing.txt",
@@ -263,9 +264,10 @@ async def test_550_and_the_guess_for_directories() -> None:
         "EPSV",
         "RETR pub",
         "CWD pub",
+        "FEAT",
         "TYPE A",
         "EPSV",
-        "NLST",
+        "LIST",
         "QUIT",
     ]
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import mimetypes
 import re
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from fetcher.client import Session
 from fetcher.errors import AuthError, LimitExceeded, ProtocolError, TransientError, UsageError
@@ -23,6 +24,7 @@ from fetcher.url import URL, FtpURL
 
 from .control import Control, StaleControl, transient_from
 from .data import AsciiDecoder, HeldEntries, NameParser
+from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
 from .replies import Reply, error_for, parse_mdtm, parse_size
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
@@ -34,6 +36,8 @@ PoolKey = tuple[str, str, int, str, bool]
 _EMPTY_CODES = frozenset({450, 550})
 #: ... unless their text says the listing is forbidden rather than empty.
 _PERMISSION = re.compile(r"denied|permission|not allowed|forbidden|access", re.IGNORECASE)
+#: What FEAT said, once per control connection (asked before its first facts listing).
+_FEATURES: weakref.WeakKeyDictionary[Control, frozenset[str]] = weakref.WeakKeyDictionary()
 Release = Callable[[], Awaitable[None]]
 
 
@@ -142,14 +146,14 @@ class Handler:
                 )
             return await self._retrieve(url, session, control, name, url.typecode.upper(), release, guessing=False)
         if not name:
-            return await self._list(url, session, control, None, url.cwd)
+            return await self._list_facts(url, session, control, url.cwd)
         try:
             found = await self._retrieve(url, session, control, name, "I", release, guessing=True)
         except _MaybeDirectory as refusal:
             reply = await control.change_directory(name)
             if not reply.ok:
                 raise error_for(refusal.reply, f"retrieving {name!r}") from None
-            return await self._list(url, session, control, None, (*url.cwd, name))
+            return await self._list_facts(url, session, control, (*url.cwd, name))
         return found
 
     async def _retrieve(
@@ -347,6 +351,81 @@ class Handler:
                 trace.debug("* %s: NLST answered %s; the directory exists, so it is empty", where, reply.code)
                 return Resource(url, "listing", entries=[], metadata={"directory": where})
         raise error_for(reply, f"listing {where!r}")
+
+
+    # -- listings with facts (RFC 3659 MLSD, else LIST) -------------------------------
+
+    async def _list_facts(self, url: FtpURL, session: Session, control: Control, inside: tuple[str, ...]) -> Resource:
+        """The current directory with each entry's facts: MLSD when FEAT offers it, else LIST.
+
+        A refused MLSD falls back to LIST, a refused LIST to NLST (names
+        only, with NLST's own reading of refusals), so a server that knows
+        less still lists.  `;type=d` never comes here: it is NLST (§3.2.2).
+        """
+        where = "/".join(inside) or "the login directory"
+        limits = session.settings.limits
+        features = _FEATURES.get(control)
+        if features is None:
+            reply = await control.command("FEAT")
+            features = parse_features(reply.lines[1:-1]) if reply.code == 211 else frozenset()
+            _FEATURES[control] = features
+        for verb in ("MLSD", "LIST") if offers_mlsd(features) else ("LIST",):
+            received = await self._receive_listing(url, session, control, verb, where)
+            if received is None:
+                continue
+            if verb == "MLSD":
+                listed = parse_mlsd(received, max_entries=limits.listing_entries, max_bytes=limits.listing_bytes)
+            else:
+                listed = parse_list(
+                    received,
+                    now=datetime.now(UTC),
+                    max_entries=limits.listing_entries,
+                    max_bytes=limits.listing_bytes,
+                )
+            return Resource(
+                url,
+                "listing",
+                entries=fact_entries(url, inside, listed),
+                metadata={"directory": where, "command": verb},
+            )
+        return await self._list(url, session, control, None, inside)
+
+    async def _receive_listing(
+        self, url: FtpURL, session: Session, control: Control, verb: str, where: str
+    ) -> bytes | None:
+        """TYPE A, a data port, `verb`; the bytes it sent, or None when the server refused the command."""
+        await control.set_type("A")
+        cap = session.settings.limits.listing_bytes
+        data = await control.open_data(session.connect, url.scheme)
+        chunks: list[bytes] = []
+        try:
+            await control.send(verb)
+            reply = await control.read_reply()
+            if not reply.preliminary and not reply.ok:
+                trace.debug("* %s refused (%s)", verb, reply.summary)
+                return None
+            if control.tls_data:
+                await control.start_data_tls(data, session.ssl_context(), url.host)
+            total = 0
+            try:
+                async for chunk in data.iter_to_close():
+                    total += len(chunk)
+                    if total > cap:
+                        control.healthy = False
+                        raise LimitExceeded("bytes in one listing", cap, "listing_bytes", url=str(url))
+                    chunks.append(chunk)
+            except LimitExceeded:
+                raise
+            except ProtocolError as error:
+                control.healthy = False
+                raise transient_from(error, f"listing {where!r}") from None
+        finally:
+            await data.aclose()
+        if reply.preliminary:
+            reply = await control.final_reply()
+        if not reply.ok:
+            raise error_for(reply, f"listing {where!r}")
+        return b"".join(chunks)
 
 
 class _MaybeDirectory(Exception):

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from fetcher.errors import LimitExceeded
+from fetcher.resource import Entry
+from fetcher.url import FtpURL
 
 Kind = Literal["file", "directory", "link", "other", "unknown"]
 Precision = Literal["day", "minute", "second", "microsecond"]
@@ -56,6 +58,62 @@ class Listed:
     mode: str | None = None
     #: Further facts (MLSD perm/unique, owner, group, device numbers, VMS blocks...).
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+# -- what the handler needs around the parsers ----------------------------------------
+
+
+def parse_features(lines: Iterable[str]) -> frozenset[str]:
+    """The feature names of a FEAT reply (RFC 2389: one per line, each indented by a space), upper case."""
+    found = set()
+    for line in lines:
+        if line.startswith(" ") and line.strip():
+            found.add(line.split()[0].upper())
+    return frozenset(found)
+
+
+def offers_mlsd(features: frozenset[str]) -> bool:
+    """RFC 3659 §7.8: a server with MLSD lists "MLST" in FEAT (some list "MLSD" too)."""
+    return "MLST" in features or "MLSD" in features
+
+
+def fact_entries(url: FtpURL, directory: tuple[str, ...], listed: Iterable[Listed]) -> list[Entry]:
+    """One `Entry` per listed name, with an absolute ftp URL in `directory` (login kept).
+
+    A directory's URL ends in "/" (its name becomes a <cwd> segment), so
+    opening it lists it without guessing; every other entry's URL names it
+    without a typecode, as NLST entries do.
+    """
+    entries = []
+    for item in listed:
+        is_directory = item.type == "directory"
+        target = FtpURL(
+            scheme=url.scheme,
+            user=url.user,
+            password=url.password,
+            host=url.host,
+            port=url.port,
+            cwd=(*directory, item.name) if is_directory else directory,
+            name="" if is_directory else item.name,
+            typecode=None,
+            fragment=None,
+        )
+        extra = dict(item.extra)
+        if item.precision is not None:
+            extra["precision"] = item.precision
+        entries.append(
+            Entry(
+                name=item.name,
+                url=str(target),
+                type=item.type,
+                size=item.size,
+                extra=extra,
+                modified=item.modified,
+                target=item.target,
+                mode=item.mode,
+            )
+        )
+    return entries
 
 
 # -- the whole listing ------------------------------------------------------------

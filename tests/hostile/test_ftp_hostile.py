@@ -40,7 +40,7 @@ def verbs(server: HostileFtpServer) -> list[str]:
 async def test_an_endless_nlst_stops_at_listing_entries() -> None:
     server = HostileFtpServer(directories=("/dir",), hostile=Hostile(nlst_flood=-1))
     async with serving(server):
-        done = await cli("--limit", "listing_entries=5000", f"{server.url}/dir/")
+        done = await cli("--limit", "listing_entries=5000", f"{server.url}/dir/;type=d")
     assert done.returncode == 7
     assert message(done).startswith("the server sent more than 5000 entries in one listing")
     assert b"--limit listing_entries=N" in done.stderr

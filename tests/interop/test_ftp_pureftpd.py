@@ -61,12 +61,13 @@ async def test_retrieval_text_and_binary(pureftpd: PureFtpd, content_tree: Path,
 
 async def test_listings_drop_dot_entries_and_name_prefixes(pureftpd: PureFtpd) -> None:
     url = pureftpd.url()
-    for target in (f"{url}/a/", f"{url}/a;type=d"):
+    shown = url.replace(PASSWORD, "***")  # JSON output never shows a password
+    # "a/" is listed with MLSD (typed: the directory's URL ends in "/"); ";type=d" with NLST.
+    for target, b in ((f"{url}/a/", f"{shown}/a/b/"), (f"{url}/a;type=d", f"{shown}/a/b")):
         done = await cli("--json", target)
         assert done.returncode == 0, done.stderr
         rows = [json.loads(line) for line in done.stdout.splitlines()]
-        shown = url.replace(PASSWORD, "***")  # JSON output never shows a password
-        expected = [("a.txt", f"{shown}/a/a.txt"), ("b", f"{shown}/a/b")]
+        expected = [("a.txt", f"{shown}/a/a.txt"), ("b", b)]
         assert sorted((row["name"], row["url"]) for row in rows) == expected
 
 

@@ -135,13 +135,14 @@ async def test_guessing_a_directory_without_typecode(server: PyFtpd) -> None:
         "EPSV",
         "RETR etc",
         "CWD etc",
+        "FEAT",
         "TYPE A",
         "EPSV",
-        "NLST",
+        "MLSD",
         "QUIT",
     ]
     listing, commands = await one(server, "/etc/")
-    assert commands == [*LOGIN, "CWD etc", "TYPE A", "EPSV", "NLST", "QUIT"]
+    assert commands == [*LOGIN, "CWD etc", "FEAT", "TYPE A", "EPSV", "MLSD", "QUIT"]
     assert sorted(e.name for e in listing.entries) == ["issue", "motd"]  # type: ignore[attr-defined]
 
 

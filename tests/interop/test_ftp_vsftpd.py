@@ -116,9 +116,10 @@ async def test_directory_listings(vsftpd: Vsftpd) -> None:
     assert sorted((e.name, e.url) for e in inside.entries) == expected
     # vsftpd answers "NLST a" with "a/a.txt"; the names are relative to the listed directory.
     assert sorted((e.name, e.url) for e in named.entries) == expected
-    assert [(e.name, e.url) for e in guessed.entries] == [
-        ("b.txt", f"{vsftpd.url}/a/b/b.txt"),
-        ("c", f"{vsftpd.url}/a/b/c"),
+    # Guessed to be a directory, it is listed with LIST (vsftpd has no MLSD): typed entries.
+    assert [(e.name, e.type, e.url) for e in guessed.entries] == [
+        ("b.txt", "file", f"{vsftpd.url}/a/b/b.txt"),
+        ("c", "directory", f"{vsftpd.url}/a/b/c/"),
     ]
     done = await cli("--links", f"{vsftpd.url}/;type=d")
     assert done.returncode == 0

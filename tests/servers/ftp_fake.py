@@ -1,7 +1,7 @@
 """A small FTP server on trio for the fault tests of issue 3.
 
 It speaks just enough RFC 959 for a retrieving client (USER, PASS, ACCT,
-PWD, CWD, TYPE, SIZE, MDTM, EPSV, PASV, REST, RETR, NLST, NOOP, QUIT, and
+PWD, CWD, TYPE, SIZE, MDTM, EPSV, PASV, REST, RETR, NLST, LIST, MLSD, NOOP, QUIT, and
 AUTH TLS / PBSZ / PROT or implicit TLS), records every command line of every
 connection, and misbehaves on request: a 227 naming another address, a reset
 in the middle of RETR, a 421 greeting, multi-line banners, replies with
@@ -377,6 +377,48 @@ class _Session:
         await stream.send_all(b"".join(name.encode("utf-8", "surrogateescape") + b"\r\n" for name in names))
         await _close(stream)
         await self.send(b"226 Directory send OK.")
+
+
+    # -- listings with facts: LIST as vsftpd writes it, MLSD (only when a fault offers it in FEAT) --
+
+    def _entries(self) -> list[tuple[str, int | None]]:
+        """(name, size) in the current directory; size None for a directory."""
+        prefix = self.cwd.rstrip("/") + "/"
+        found: dict[str, int | None] = {}
+        for path in (*self.server.files, *self.server.directories):
+            if path.startswith(prefix) and path != self.cwd:
+                name = path[len(prefix) :].split("/")[0]
+                full = prefix + name
+                found[name] = len(self.server.files[full]) if full in self.server.files else None
+        return sorted(found.items())
+
+    async def _send_listing(self, lines: list[bytes]) -> None:
+        stream = await self._accept()
+        if stream is None:
+            return
+        await self.send(b"150 Here comes the directory listing.")
+        stream = await self._secure(stream)
+        await stream.send_all(b"".join(line + b"\r\n" for line in lines))
+        await _close(stream)
+        await self.send(b"226 Directory send OK.")
+
+    async def do_LIST(self, argument: str) -> None:
+        stamp = self.server.mdtm.decode()
+        months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        date = f"{months[int(stamp[4:6]) - 1]} {stamp[6:8]}  {stamp[:4]}"
+        lines = []
+        for name, size in self._entries():
+            mode, shown = ("drwxr-xr-x", 4096) if size is None else ("-rw-r--r--", size)
+            lines.append(f"{mode}    1 0        0        {shown:>8} {date} {name}".encode("utf-8", "surrogateescape"))
+        await self._send_listing(lines)
+
+    async def do_MLSD(self, argument: str) -> None:
+        stamp = self.server.mdtm.decode()
+        lines = []
+        for name, size in self._entries():
+            facts = "type=dir;" if size is None else f"type=file;size={size};"
+            lines.append(f"{facts}modify={stamp};perm=r; {name}".encode("utf-8", "surrogateescape"))
+        await self._send_listing(lines)
 
 
 async def _close(stream: trio.abc.Stream) -> None:
