@@ -32,6 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
+from fetcher.url import FtpURL
 from schemes.ftp.listing import Listed, parse_list, parse_list_line, parse_mlsd, parse_mlsd_line
 
 #: When the listings were captured: "Mon DD HH:MM" dates are read relative to it.
@@ -493,3 +494,28 @@ def test_fuzz_any_bytes(data: bytes) -> None:
         data, max_entries=BIG, max_bytes=BIG
     ):
         assert entry.name.encode("utf-8", "surrogateescape") in data
+
+
+def test_entries_are_charged_for_the_memory_they_hold() -> None:
+    from fetcher.url import parse_url
+    from schemes.ftp.listing import fact_entries
+
+    url = parse_url("ftp://127.0.0.1/pub/")
+    assert isinstance(url, FtpURL)
+    # 200 names of 400 bytes that are not UTF-8: 80 kB listed, far more held.
+    data = b"".join(b"type=file;size=1; " + b"\xff" * 400 + b"%d\r\n" % i for i in range(200))
+    listed = parse_mlsd(data, max_entries=BIG, max_bytes=BIG)
+    assert len(listed) == 200
+    entries = fact_entries(url, ("pub",), listed, max_bytes=10**7)
+    assert entries[0].url == "ftp://127.0.0.1/pub/" + "%FF" * 400 + "0"
+    with pytest.raises(LimitExceeded) as held:
+        fact_entries(url, ("pub",), listed, max_bytes=len(data) * 2)
+    assert held.value.limit_name == "listing_bytes"
+    # A directory's URL ends in "/", so opening it lists it without the RETR guess.
+    (sub,) = fact_entries(url, ("pub",), mlsd(lines("type=dir; sub")), max_bytes=BIG)
+    assert (sub.url, sub.type) == ("ftp://127.0.0.1/pub/sub/", "directory")
+
+
+def test_a_vms_name_alone_at_the_end_and_a_flood_of_empty_lines() -> None:
+    assert [(e.name, e.type) for e in parse(lines("ORPHAN.TXT;1"))] == [("ORPHAN.TXT;1", "unknown")]
+    assert parse(b"\n" * 1_000_000) == []

@@ -385,7 +385,7 @@ class Handler:
             return Resource(
                 url,
                 "listing",
-                entries=fact_entries(url, inside, listed),
+                entries=fact_entries(url, inside, listed, max_bytes=limits.listing_bytes),
                 metadata={"directory": where, "command": verb},
             )
         return await self._list(url, session, control, None, inside)

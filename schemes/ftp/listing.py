@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -77,14 +78,23 @@ def offers_mlsd(features: frozenset[str]) -> bool:
     return "MLST" in features or "MLSD" in features
 
 
-def fact_entries(url: FtpURL, directory: tuple[str, ...], listed: Iterable[Listed]) -> list[Entry]:
+#: What one entry costs in memory besides its strings (the objects around them).
+ENTRY_COST = 256
+
+
+def fact_entries(
+    url: FtpURL, directory: tuple[str, ...], listed: Iterable[Listed], *, max_bytes: int
+) -> list[Entry]:
     """One `Entry` per listed name, with an absolute ftp URL in `directory` (login kept).
 
     A directory's URL ends in "/" (its name becomes a <cwd> segment), so
     opening it lists it without guessing; every other entry's URL names it
-    without a typecode, as NLST entries do.
+    without a typecode, as NLST entries do.  What the entries hold in
+    memory (several times the listing's bytes for names that are not
+    UTF-8) is charged against `max_bytes` as well.
     """
     entries = []
+    held = 0
     for item in listed:
         is_directory = item.type == "directory"
         target = FtpURL(
@@ -113,6 +123,9 @@ def fact_entries(url: FtpURL, directory: tuple[str, ...], listed: Iterable[Liste
                 mode=item.mode,
             )
         )
+        held += ENTRY_COST + sum(sys.getsizeof(text) for text in (item.name, entries[-1].url, item.target, item.mode))
+        if held > max_bytes:
+            raise LimitExceeded("bytes of listing entries (as held in memory)", max_bytes, "listing_bytes")
     return entries
 
 
@@ -120,9 +133,16 @@ def fact_entries(url: FtpURL, directory: tuple[str, ...], listed: Iterable[Liste
 
 
 def _lines(data: bytes, max_bytes: int) -> Iterator[str]:
+    """The lines one at a time (never a list of them: a flood of empty lines stays small)."""
     if len(data) > max_bytes:
         raise LimitExceeded("bytes in one listing", max_bytes, "listing_bytes")
-    for raw in data.split(b"\n"):
+    start = 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = len(data)
+        raw = data[start:end]
+        start = end + 1
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         yield raw.decode("utf-8", "surrogateescape")
@@ -152,18 +172,24 @@ def parse_list(data: bytes, *, now: datetime, max_entries: int, max_bytes: int) 
     ("total 12", VMS "Directory ..."/"Total of ...") are not entries.
     """
     found: list[Listed] = []
-    lines = list(_lines(data, max_bytes))
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        index += 1
+    held: str | None = None  # a VMS name alone on its line, waiting for its facts
+    for line in _lines(data, max_bytes):
+        if held is not None:
+            if _VMS_CONTINUED.match(line):
+                # VMS wraps a long name: the facts follow on the next line.
+                _keep(found, parse_list_line(held.strip() + " " + line.strip(), now), max_entries)
+                held = None
+                continue
+            _keep(found, parse_list_line(held, now), max_entries)
+            held = None
         if not line.strip() or _HEADER.match(line):
             continue
-        if _VMS_NAME_ALONE.match(line) and index < len(lines) and _VMS_CONTINUED.match(lines[index]):
-            # VMS wraps a long name: the facts follow on the next line.
-            line = line.strip() + " " + lines[index].strip()
-            index += 1
+        if _VMS_NAME_ALONE.fullmatch(line):
+            held = line
+            continue
         _keep(found, parse_list_line(line, now), max_entries)
+    if held is not None:
+        _keep(found, parse_list_line(held, now), max_entries)
     return found
 
 
