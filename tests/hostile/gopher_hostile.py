@@ -7,6 +7,8 @@ hangs up, so a client without caps would grow without end:
 - `/fat-menu`: menu lines of 250-byte high-bit names and selectors (each
   costs several times its size as text and URL), forever;
 - `/endless-line`: one menu line that never ends;
+- `/menu-of/N`, `/fat-menu-of/N`: the same menus, but N lines and a "." (a reply
+  just under a cap, which the client keeps and renders whole);
 - `/huge-dollar` (`\\t$`): one `+INFO`/`+ADMIN`/`+VIEWS` group after another, forever (`+-2`);
 - `/huge-bang` (`\\t!`): one `+ABSTRACT` block whose lines never end (`+-1`, no ".");
 - `/tiny-lines` (`\\t!`): empty attribute lines, forever (millions of objects for a naive parser);
@@ -63,8 +65,12 @@ class HostileGopher:
                 received += data
             line = received.partition(b"\n")[0].rstrip(b"\r")
             self.requests.append(line)
-            case = self.cases.get(line.split(b"\t", 1)[0])
-            if case is None:
+            selector = line.split(b"\t", 1)[0]
+            case = self.cases.get(selector)
+            head, _, count = selector.rpartition(b"/")
+            if case is None and head in (b"/menu-of", b"/fat-menu-of") and count.isdigit():
+                await self._finite_menu(stream, fat=head == b"/fat-menu-of", count=int(count))
+            elif case is None:
                 await stream.send_all(b"3no such case\t\terror.host\t1\r\n")
             else:
                 await case(stream)
@@ -84,14 +90,26 @@ class HostileGopher:
                 number += 1
             await stream.send_all(bytes(batch))
 
-    async def _endless_menu(self, stream: trio.abc.Stream) -> None:
+    def _plain_item(self, number: int) -> bytes:
         host, port = self._where
-        await self._forever(stream, lambda n: _line(b"0", b"Item %d" % n, b"/items/%d.txt" % n, host, port))
+        return _line(b"0", b"Item %d" % number, b"/items/%d.txt" % number, host, port)
 
-    async def _fat_menu(self, stream: trio.abc.Stream) -> None:
+    def _fat_item(self, number: int) -> bytes:
         host, port = self._where
         high = bytes(range(0x80, 0x100)) * 2
-        await self._forever(stream, lambda n: _line(b"0", high[:250], b"/" + high[:242] + b"%08d" % n, host, port))
+        return _line(b"0", high[:250], b"/" + high[:242] + b"%08d" % number, host, port)
+
+    async def _endless_menu(self, stream: trio.abc.Stream) -> None:
+        await self._forever(stream, self._plain_item)
+
+    async def _fat_menu(self, stream: trio.abc.Stream) -> None:
+        await self._forever(stream, self._fat_item)
+
+    async def _finite_menu(self, stream: trio.abc.Stream, *, fat: bool, count: int) -> None:
+        make = self._fat_item if fat else self._plain_item
+        for start in range(0, count, 1000):
+            await stream.send_all(b"".join(make(n) for n in range(start, min(start + 1000, count))))
+        await stream.send_all(b".\r\n")
 
     async def _endless_line(self, stream: trio.abc.Stream) -> None:
         await stream.send_all(b"0")

@@ -7,6 +7,8 @@ It greets and answers like a reader server, except where its `case` says:
 - `endless-over`: the group claims a billion articles and OVER sends overview lines, forever;
 - `fat-over`: OVER sends lines of 2 KiB subjects (each held as text), forever;
 - `endless-head`: no OVER/XOVER, and HEAD sends header lines, forever;
+- `big-list`, `big-over`: finite LIST ACTIVE and OVER replies of `count`
+  lines (a reply just under a cap, which the client keeps and renders whole);
 - `endless-line`: the greeting is one line that never ends;
 - `escape-caps`: capabilities, group names and subjects carry terminal
   escapes, OSC titles and bidi overrides (a finite, well-formed reply).
@@ -24,14 +26,16 @@ import trio
 
 EVIL = b"\x1b]0;owned\x07\x1b[2J\xe2\x80\xae"
 BATCH = 64 * 1024
-CASES = ("endless-caps", "endless-list", "endless-over", "fat-over", "endless-head", "endless-line", "escape-caps")
+CASES = ("endless-caps", "endless-list", "endless-over", "fat-over", "endless-head", "endless-line", "escape-caps",
+         "big-list", "big-over")  # fmt: skip
 
 
 class HostileNntp:
-    def __init__(self, case: str) -> None:
+    def __init__(self, case: str, count: int = 100_000) -> None:
         if case not in CASES:
             raise ValueError(f"unknown case {case!r} (known: {', '.join(CASES)})")
         self.case = case
+        self.count = count
         self.port = 0
         self.commands: list[str] = []
 
@@ -43,6 +47,11 @@ class HostileNntp:
         finally:
             with trio.move_on_after(1):
                 await stream.aclose()
+
+    async def _finite(self, stream: trio.abc.Stream, make: Callable[[int], bytes]) -> None:
+        for start in range(0, self.count, 1000):
+            await stream.send_all(b"".join(make(n) for n in range(start, min(start + 1000, self.count))))
+        await stream.send_all(b".\r\n")
 
     async def _forever(self, stream: trio.abc.Stream, make: Callable[[int], bytes]) -> None:
         number = 0
@@ -91,6 +100,9 @@ class HostileNntp:
             await stream.send_all(b"215 list follows\r\n")
             if case == "endless-list":
                 await self._forever(stream, lambda n: b"hostile.group.%d 0000000010 0000000001 y\r\n" % n)
+            if case == "big-list":
+                await self._finite(stream, lambda n: b"comp.hostile.group.number.%d 0000000010 0000000001 y\r\n" % n)
+                return
             name = b"evil." + EVIL + b"group" if case == "escape-caps" else b"calm.group"
             await stream.send_all(name + b" 10 1 y\r\n.\r\n")
         elif verb == "GROUP" and args:
@@ -114,6 +126,10 @@ class HostileNntp:
         if case == "endless-over":
             await self._forever(stream, lambda n: b"%d\tSubject %d\tA <a@b>\tSat, 21 Nov 2026 00:00:00 +0000"
                                                   b"\t<%d@x>\t\t100\t3\r\n" % (n + 1, n, n))  # fmt: skip
+        if case == "big-over":
+            row = b"%d\tSubject of article %d\tA Sender <a@example.test>\tSat, 21 Nov 2026 00:00:00 +0000\t<%d@x.test>"
+            await self._finite(stream, lambda n: row % (n + 1, n, n) + b"\t<r@example.test>\t1000\t30\r\n")
+            return
         if case == "fat-over":
             subject = b"s" * 2048
             await self._forever(stream, lambda n: b"%d\t%s %d\tA <a@b>\tdate\t<%d@x>\t\t100\t3\r\n"
@@ -122,8 +138,8 @@ class HostileNntp:
         await stream.send_all(b"999999999\t" + subject + b"\tA <a@b>\tdate\t<1@x>\t\t100\t3\r\n.\r\n")
 
 
-async def _serve_forever(port: int, case: str) -> None:
-    server = HostileNntp(case)
+async def _serve_forever(port: int, case: str, count: int) -> None:
+    server = HostileNntp(case, count)
     server.port = port
     await trio.serve_tcp(server.handle, port, host="127.0.0.1")
 
@@ -132,8 +148,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="the hostile NNTP server, standing alone")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--case", choices=CASES, required=True)
+    parser.add_argument("--count", type=int, default=100_000, help="lines of the big-* replies")
     args = parser.parse_args()
-    trio.run(_serve_forever, args.port, args.case)
+    trio.run(_serve_forever, args.port, args.case, args.count)
 
 
 if __name__ == "__main__":
