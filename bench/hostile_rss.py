@@ -23,7 +23,9 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -138,6 +140,60 @@ CASES: dict[str, Case] = {
     "ftp_endless_reply": Case(ftp_endless_reply, "FTP greeting: a multi-line reply that never ends"),
 }
 CASES.update(HTTP_CASES)
+
+
+# -- Gopher and NNTP (tests/hostile/gopher_hostile.py, nntp_hostile.py) ----------
+
+
+async def _serve(nursery: trio.Nursery, server: Any) -> int:
+    """Run a trio server with `handle` and `port` (the test servers' shape) on a free loopback port."""
+    listeners = await nursery.start(partial(trio.serve_tcp, server.handle, 0, host="127.0.0.1"))
+    server.port = listeners[0].socket.getsockname()[1]
+    return int(server.port)
+
+
+def gopher(path: str) -> Factory:
+    async def factory(nursery: trio.Nursery) -> str:
+        from tests.hostile.gopher_hostile import HostileGopher
+
+        return f"gopher://127.0.0.1:{await _serve(nursery, HostileGopher())}{path}"
+
+    return factory
+
+
+def nntp(case: str, path: str = "/hostile.group", count: int = 100_000) -> Factory:
+    async def factory(nursery: trio.Nursery) -> str:
+        from tests.hostile.nntp_hostile import HostileNntp
+
+        port = await _serve(nursery, HostileNntp(case, count))
+        return f"news://127.0.0.1:{port}/*" if path == "*" else f"nntp://127.0.0.1:{port}{path}"
+
+    return factory
+
+
+_ALL = ("--range", "1-1000000000")
+CASES.update({
+    "gopher_endless_menu": Case(gopher("/1/endless-menu"), "Gopher menu of endless plausible lines"),
+    "gopher_fat_menu": Case(gopher("/1/fat-menu"), "Gopher menu of endless 250-byte high-bit names and selectors"),
+    "gopher_endless_line": Case(gopher("/1/endless-line"), "Gopher menu: one line that never ends"),
+    "gopher_menu_at_cap": Case(gopher("/1/menu-of/140000"), "Gopher menu of 140 000 lines (under the cap), listed"),
+    "gopher_menu_at_cap_json": Case(gopher("/1/menu-of/140000"), "the same, listed as --json", ("--json",)),
+    "gopher_fat_menu_at_cap": Case(gopher("/1/fat-menu-of/34000"), "34 000 fat menu lines (under the cap), listed"),
+    "gopher_fat_menu_at_cap_json": Case(gopher("/1/fat-menu-of/34000"), "the same, listed as --json", ("--json",)),
+    "gopher_plus_huge_dollar": Case(gopher("/1/huge-dollar%09%09$"), "Gopher+ $ reply of endless item groups"),
+    "gopher_plus_huge_bang": Case(gopher("/0/huge-bang%09%09!"), "Gopher+ ! reply: an abstract that never ends"),
+    "gopher_plus_tiny_lines": Case(gopher("/0/tiny-lines%09%09!"), "Gopher+ ! reply of endless empty lines"),
+    "nntp_endless_capabilities": Case(nntp("endless-caps"), "NNTP CAPABILITIES that never ends"),
+    "nntp_endless_line": Case(nntp("endless-line"), "NNTP greeting: one line that never ends"),
+    "nntp_endless_list": Case(nntp("endless-list", "*"), "NNTP LIST ACTIVE that never ends"),
+    "nntp_endless_over": Case(nntp("endless-over"), "NNTP OVER that never ends (--range all)", _ALL),
+    "nntp_fat_over": Case(nntp("fat-over"), "NNTP OVER of endless 2 KiB subjects (--range all)", _ALL),
+    "nntp_endless_head": Case(nntp("endless-head"), "NNTP HEAD (no OVER) that never ends"),
+    "nntp_list_at_cap": Case(nntp("big-list", "*", 89_000), "NNTP LIST ACTIVE of 89 000 groups (just under the cap)"),
+    "nntp_list_at_cap_json": Case(nntp("big-list", "*", 89_000), "the same, listed as --json", ("--json",)),
+    "nntp_over_at_cap": Case(nntp("big-over", count=77_000), "NNTP OVER of 77 000 articles (just under the cap)", _ALL),
+    "nntp_over_at_cap_json": Case(nntp("big-over", count=77_000), "the same, as --json", ("--json", *_ALL)),
+})  # fmt: skip
 
 
 # -- the harness ------------------------------------------------------------------

@@ -465,6 +465,12 @@ async def _stream_to_stdout(resource: Resource) -> None:
 def _print_resource_meta(resource: Resource, args: argparse.Namespace, target: Any = None) -> None:
     from . import render
 
+    if resource.kind == "listing" and args.json and target is None:
+        # Row by row: a listing at its entry cap never also exists as one JSON text (peak RSS, issue 14).
+        for entry in resource.entries:
+            sys.stdout.write(render.listing_json((entry,)))
+        sys.stdout.flush()
+        return
     if resource.kind == "listing":
         if args.json:
             text = render.listing_json(resource.entries)

@@ -27,6 +27,11 @@ from fetcher.url import URL, GopherURL, TelnetURL, parse_url
 
 from .types import item_type
 
+#: What one kept entry costs toward listing_bytes besides its strings (the Entry and its
+#: `extra` dict, about 700 bytes in fact): with it, a menu at the cap stays well
+#: under 256 MiB however its lines are shaped, rendered as text or JSON.
+ENTRY_COST = 256
+
 _HOST = re.compile(r"[A-Za-z0-9._-]{1,253}|\[?[0-9A-Fa-f:.]{2,45}\]?")
 
 
@@ -166,8 +171,9 @@ class MenuParser:
     ctx: MenuContext
     #: Entries kept (listing_entries).
     max_entries: int = DEFAULT_LIMITS.listing_entries
-    #: Bytes received, and (separately) bytes the kept entries' strings hold (listing_bytes):
-    #: a selector of high bytes costs four times its size as text and three times in its URL.
+    #: Bytes received, and (separately) bytes the kept entries hold (listing_bytes): ENTRY_COST
+    #: each plus their strings (a selector of high bytes costs four times its size as text
+    #: and three times in its URL).
     max_bytes: int = DEFAULT_LIMITS.listing_bytes
     #: A longer line is skipped (noted in `problems`), never buffered (line_bytes).
     max_line: int = DEFAULT_LIMITS.line_bytes
@@ -254,7 +260,7 @@ class MenuParser:
     def _add(self, entry: Entry) -> None:
         if len(self.entries) >= self.max_entries:
             raise LimitExceeded("menu entries", self.max_entries, "listing_entries")
-        self.held += sys.getsizeof(entry.name) + sys.getsizeof(entry.url or "")
+        self.held += ENTRY_COST + sys.getsizeof(entry.name) + sys.getsizeof(entry.url or "")
         selector = entry.extra.get("selector")
         if isinstance(selector, str):
             self.held += sys.getsizeof(selector)

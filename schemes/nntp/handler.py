@@ -115,7 +115,8 @@ class Held:
     huge lines both stay within the cap's memory, not only its bytes.
     """
 
-    ENTRY_COST = 256
+    #: The Overview, the Entry, its `extra` dict and description: about 700 bytes in fact.
+    ENTRY_COST = 512
 
     def __init__(self, limits: Limits, what: str) -> None:
         self.cap = limits.listing_bytes

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from fetcher.errors import FetchError, LimitExceeded
 from fetcher.url import parse_url
-from schemes.gopher.menu import MenuContext, MenuParser
+from schemes.gopher.menu import ENTRY_COST, MenuContext, MenuParser
 from schemes.gopher.plus import ITEM_COST, LINE_COST, error_for, parse_attributes, parse_error, parse_header, parse_view
 from schemes.gopher.server_errors import ERROR_PEEK, error_for_message, error_reply, resembles_error
 
@@ -42,7 +42,7 @@ def test_menu_parser_keeps_nothing_past_its_caps(data: bytes, size: int, entries
     except LimitExceeded as error:
         assert error.exit_code == 7 and error.limit in (entries, total)
     assert len(parser.entries) <= entries
-    kept = sum(sys.getsizeof(e.name) + sys.getsizeof(e.url or "") + (sys.getsizeof(e.extra["selector"])
+    kept = sum(ENTRY_COST + sys.getsizeof(e.name) + sys.getsizeof(e.url or "") + (sys.getsizeof(e.extra["selector"])
                if "selector" in e.extra else 0) for e in parser.entries)  # fmt: skip
     assert kept <= total and parser.received <= total + size
     for entry in parser.entries:

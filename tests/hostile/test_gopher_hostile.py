@@ -45,7 +45,8 @@ def assert_no_raw_controls(*outputs: bytes) -> None:
 @pytest.mark.parametrize(
     ("path", "options", "message", "limit"),
     [
-        ("/1/endless-menu", (), "the server sent more than 200000 menu entries", "listing_entries"),
+        ("/1/endless-menu", (), "the server sent more than 67108864 bytes of menu entries (as held in memory)",
+         "listing_bytes"),
         ("/1/endless-menu", ("--limit", "listing_entries=3000"), "the server sent more than 3000 menu entries",
          "listing_entries"),
         ("/1/fat-menu", ("--limit", "listing_bytes=3000000"),
