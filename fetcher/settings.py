@@ -69,6 +69,12 @@ Prompt = Callable[[str, bool], "str | None"]
 
 @dataclass
 class Settings:
+    """Everything a `Client` can be told; `Client(**fields)` or `Client(Settings(...))`.
+
+    The `fetch` options map onto these fields (`--timeout` -> `timeout`,
+    `--allow-port` -> `allow_ports`, `--limit NAME=N` -> `limits`, ...).
+    """
+
     # Time limits, in seconds.  `timeout` bounds every wait for the network.
     timeout: float = 30.0
     connect_timeout: float = 15.0
