@@ -47,13 +47,14 @@ def test_mypy_sees_the_real_types_of_public_names(tmp_path: Path, cache_dir: Pat
     """Misuse must be caught: the public names are typed, not Any, and private ones are not exported."""
     script = tmp_path / "misuse.py"
     script.write_text(
-        "from fetcher import Client, fetch_sync, fetch_all_sync\n"
+        "from fetcher import Client, Settings, fetch_sync, fetch_all_sync\n"
         "from fetcher import remote_name\n"
         "size: int = fetch_sync('file:///etc/hostname').content\n"
         "first: str = fetch_all_sync(['file:///etc/hostname'])[0]\n"
         "async def main() -> None:\n"
         "    async with Client(timeout=1.0) as client:\n"
         "        await client.fetch(42)\n"
+        "patient = Client(Settings(timeout='slow'))\n"
     )
     result = mypy(tmp_path, cache_dir, script)
     out = result.stdout
@@ -63,7 +64,8 @@ def test_mypy_sees_the_real_types_of_public_names(tmp_path: Path, cache_dir: Pat
     assert f'misuse.py:3: {incompatible} (expression has type "bytes", variable has type "int")' in out
     assert f'misuse.py:4: {incompatible} (expression has type "Outcome", variable has type "str")' in out
     assert 'misuse.py:7: error: Argument 1 to "fetch" of "Client" has incompatible type "int"' in out
-    assert "Found 4 errors in 1 file" in out
+    assert 'misuse.py:8: error: Argument "timeout" to "Settings" has incompatible type "str"; expected "float"' in out
+    assert "Found 5 errors in 1 file" in out
 
 
 def test_user_script_runs(tmp_path: Path) -> None:

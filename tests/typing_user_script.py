@@ -16,7 +16,7 @@ from pathlib import Path
 import trio
 
 import fetcher
-from fetcher import Client, Download, Entry, Fetched, FileURL, Outcome, errors, fetch, fetch_sync, parse_url
+from fetcher import Client, Download, Entry, Fetched, FileURL, Outcome, Settings, errors, fetch, fetch_sync, parse_url
 
 
 def blocking(directory: Path) -> list[str]:
@@ -44,7 +44,7 @@ async def asynchronous(directory: Path) -> list[str]:
     url = parse_url(f"file://{directory}/")
     if isinstance(url, FileURL):
         lines.append(f"parse_url: FileURL path ends {url.path.rstrip('/').rsplit('/', 1)[-1]!r}")
-    async with Client(timeout=5.0, max_size=1 << 20) as client:
+    async with Client(Settings(timeout=5.0, max_size=1 << 20)) as client:
         async with client.open(url) as listing:
             entries: list[Entry] = listing.entries
             names = sorted(entry.name for entry in entries)
