@@ -87,6 +87,33 @@ async def ftp_nlst_encoded_under_cap(nursery: trio.Nursery) -> str:
     return f"{server.url}/dir/"
 
 
+MLSD_FEAT = [b"211-Features:", b" MLST type*;size*;modify*;", b" EPSV", b"211 End"]
+
+
+async def _ftp_facts(nursery: trio.Nursery, flood: int, *, mlsd: bool, width: int = 8) -> str:
+    from tests.hostile.ftp_hostile import Hostile, HostileFtpServer
+
+    hostile = Hostile(nlst_flood=flood, flood_name=width, facts="flood", feat=MLSD_FEAT if mlsd else None)
+    server = HostileFtpServer(directories=("/dir",), hostile=hostile)
+    await nursery.start(server.serve)
+    return f"{server.url}/dir/"
+
+
+async def ftp_list_flood(nursery: trio.Nursery) -> str:
+    """LIST of /dir/ streams `ls -l` lines until fetch hangs up (512 MiB at most)."""
+    return await _ftp_facts(nursery, 512 * 1024 * 1024, mlsd=False)
+
+
+async def ftp_mlsd_flood(nursery: trio.Nursery) -> str:
+    """FEAT offers MLST; MLSD of /dir/ streams fact lines until fetch hangs up (512 MiB at most)."""
+    return await _ftp_facts(nursery, 512 * 1024 * 1024, mlsd=True)
+
+
+async def ftp_list_under_cap(nursery: trio.Nursery) -> str:
+    """LIST of /dir/ sends 10 MB of `ls -l` lines with 100-byte names (just under the caps), then 226: printed."""
+    return await _ftp_facts(nursery, 10 * 1000 * 1000, mlsd=False, width=100)
+
+
 async def ftp_endless_reply(nursery: trio.Nursery) -> str:
     """The greeting is a multi-line reply that never ends."""
     from tests.hostile.ftp_hostile import Hostile, HostileFtpServer
@@ -137,6 +164,9 @@ CASES: dict[str, Case] = {
     "ftp_nlst_encoded_under_cap": Case(
         ftp_nlst_encoded_under_cap, "FTP NLST of 10 MB of 400-byte non-UTF-8 names, then 226"
     ),
+    "ftp_list_flood": Case(ftp_list_flood, "FTP LIST of endless ls -l lines"),
+    "ftp_mlsd_flood": Case(ftp_mlsd_flood, "FTP MLSD of endless fact lines"),
+    "ftp_list_under_cap": Case(ftp_list_under_cap, "FTP LIST of 10 MB of ls -l lines (100-byte names), then 226"),
     "ftp_endless_reply": Case(ftp_endless_reply, "FTP greeting: a multi-line reply that never ends"),
 }
 CASES.update(HTTP_CASES)

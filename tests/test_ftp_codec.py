@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TransientError
 from fetcher.url import FtpURL, parse_url
-from schemes.ftp.data import AsciiDecoder, HeldEntries, NameParser, listing_entries, parse_names
+from schemes.ftp.data import AsciiDecoder, HeldEntries, LineBatches, NameParser, listing_entries, parse_names
 from schemes.ftp.replies import (
     BadReply,
     Reply,
@@ -303,6 +303,45 @@ def test_held_entries_charge_what_python_holds_against_listing_bytes() -> None:
     assert caught.value.limit_name == "listing_bytes"
     assert held.held > 20_000 >= held.held - (HeldEntries.ENTRY_COST + 400)
     assert len(held.entries) < 100
+
+
+def test_held_entries_count_across_batches() -> None:
+    base = parse_url("ftp://host/pub/")
+    assert isinstance(base, FtpURL)
+    held = HeldEntries(base, ("pub",), max_entries=3)
+    held.add(["a", "b"])
+    held.add(["c"])
+    with pytest.raises(LimitExceeded, match="more than 3 entries") as caught:
+        held.add(["d"])
+    assert caught.value.limit_name == "listing_entries"
+
+
+def test_line_batches_give_complete_lines_and_hold_one_back_when_asked() -> None:
+    plain = LineBatches()
+    assert plain.feed(b"one\r\ntw") == b"one\r\n"
+    assert plain.feed(b"o\nthree") == b"two\n"
+    assert plain.close() == b"three"
+    held = LineBatches(hold_last=True)
+    assert held.feed(b"a\nb\nc") == b"a\n"
+    assert held.feed(b"\n") == b"b\n"
+    assert held.feed(b"d\n") == b"c\n"
+    assert held.close() == b"d\n"
+
+
+@pytest.mark.parametrize(
+    ("caps", "chunks", "name"),
+    [
+        ({"max_bytes": 5}, [b"abc\n", b"de"], "listing_bytes"),
+        ({"line_bytes": 3}, [b"abc\r\nabcd\n"], "line_bytes"),
+        ({"line_bytes": 3}, [b"ab", b"cd"], "line_bytes"),
+    ],
+)
+def test_line_batch_caps(caps: dict[str, int], chunks: list[bytes], name: str) -> None:
+    batches = LineBatches(**caps)
+    with pytest.raises(LimitExceeded) as caught:
+        for chunk in chunks:
+            batches.feed(chunk)
+    assert caught.value.limit_name == name
 
 
 def test_a_name_that_cannot_be_sent_back_is_listed_without_a_url() -> None:

@@ -126,33 +126,113 @@ def listing_entries(url: FtpURL, directory: tuple[str, ...], names: list[str]) -
 class HeldEntries:
     """Entries of one listing and what they hold in memory, against `listing_bytes`.
 
-    The raw bytes of a listing are capped by `NameParser`; this caps what
-    the entries made from them hold, which can be several times more (a
-    name of bytes that are not UTF-8 is stored as two bytes a character and
-    percent-encoded in its URL, three bytes each).  Each entry costs
-    `ENTRY_COST` (the objects around its strings) plus its strings as
-    Python stores them (so at the default caps a listing of short names
-    reaches `listing_entries` at about the same point as this cap).
+    The raw bytes of a listing are capped as they arrive (`NameParser`,
+    `LineBatches`); this caps what the entries made from them hold, which
+    can be several times more (a name of bytes that are not UTF-8 is stored
+    as two bytes a character and percent-encoded in its URL, three bytes
+    each), and counts them against `listing_entries` across batches.  Each
+    entry costs `ENTRY_COST` (the objects around its strings) plus its
+    strings, facts and extras as Python stores them (so at the default caps
+    a listing of short names meets `listing_entries` about where it meets
+    this cap).
     """
 
-    #: Measured on CPython 3.11: an Entry, its __dict__, its `extra` dict and its list slot.
-    ENTRY_COST = 200
+    #: Measured on CPython 3.11: an Entry, its __dict__, an empty `extra` dict and its list slot.
+    ENTRY_COST = 224
 
     def __init__(
-        self, url: FtpURL, directory: tuple[str, ...], *, max_bytes: int = DEFAULT_LIMITS.listing_bytes
+        self,
+        url: FtpURL,
+        directory: tuple[str, ...],
+        *,
+        max_bytes: int = DEFAULT_LIMITS.listing_bytes,
+        max_entries: int = DEFAULT_LIMITS.listing_entries,
     ) -> None:
         self.url = url
         self.directory = directory
         self.max_bytes = max_bytes
+        self.max_entries = max_entries
         self.held = 0
         self.entries: list[Entry] = []
 
     def add(self, names: list[str]) -> None:
-        for entry in listing_entries(self.url, self.directory, names):
-            self.held += self.ENTRY_COST + sys.getsizeof(entry.name) + sys.getsizeof(entry.url or "")
+        """Entries for NLST names (see `listing_entries`)."""
+        self.add_entries(listing_entries(self.url, self.directory, names))
+
+    def add_entries(self, entries: list[Entry]) -> None:
+        for entry in entries:
+            if len(self.entries) >= self.max_entries:
+                raise LimitExceeded("entries in one listing", self.max_entries, "listing_entries")
+            self.held += self.cost(entry)
             if self.held > self.max_bytes:
                 raise LimitExceeded("bytes of listing entries (as held in memory)", self.max_bytes, "listing_bytes")
             self.entries.append(entry)
+
+    @classmethod
+    def cost(cls, entry: Entry) -> int:
+        size = cls.ENTRY_COST + sys.getsizeof(entry.name) + sys.getsizeof(entry.url or "")
+        if entry.description:
+            size += sys.getsizeof(entry.description)
+        if entry.extra:
+            size += sys.getsizeof(entry.extra) + sum(sys.getsizeof(value) for value in entry.extra.values())
+        for fact in (getattr(entry, "modified", None), getattr(entry, "target", None), getattr(entry, "mode", None)):
+            if fact is not None:
+                size += sys.getsizeof(fact)
+        return size
+
+
+class LineBatches:
+    """The complete lines of a listing as it arrives, a batch per chunk, under the listing caps.
+
+    `feed(chunk)` returns the lines that chunk completed (joined by LF,
+    ready for a whole-listing parser such as `listing.parse_list`), holding
+    back the last complete line too when `hold_last` is set, so a parser
+    that reads one line ahead (VMS wraps a long name onto a second line)
+    sees both.  More than `max_bytes` in all or one line longer than
+    `line_bytes` raise `LimitExceeded`.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_bytes: int = DEFAULT_LIMITS.listing_bytes,
+        line_bytes: int = DEFAULT_LIMITS.line_bytes,
+        hold_last: bool = False,
+    ) -> None:
+        self.max_bytes = max_bytes
+        self.line_bytes = line_bytes
+        self.hold_last = hold_last
+        self.size = 0
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        self.size += len(chunk)
+        if self.size > self.max_bytes:
+            raise LimitExceeded("bytes in one listing", self.max_bytes, "listing_bytes")
+        data = self._held + chunk if self._held else chunk
+        cut = data.rfind(b"\n")
+        if cut >= 0 and self.hold_last:
+            cut = data.rfind(b"\n", 0, cut)
+        self._held = data[cut + 1 :]
+        if cut < 0:
+            self._check(self._held)
+            return b""
+        batch = data[: cut + 1]
+        self._check(batch)
+        self._check(self._held)
+        return batch
+
+    def close(self) -> bytes:
+        """Whatever is held: the last lines, with or without a final line end."""
+        held, self._held = self._held, b""
+        return held
+
+    def _check(self, data: bytes) -> None:
+        if not data or max(map(len, data.split(b"\n"))) <= self.line_bytes:
+            return
+        for line in data.split(b"\n"):
+            if len(line) - line.endswith(b"\r") > self.line_bytes:  # a CR before the LF is not counted
+                raise LimitExceeded("bytes in one listing line", self.line_bytes, "line_bytes")
 
 
 class AsciiDecoder:

@@ -23,7 +23,7 @@ from fetcher.resource import Resource
 from fetcher.url import URL, FtpURL
 
 from .control import Control, StaleControl, transient_from
-from .data import AsciiDecoder, HeldEntries, NameParser
+from .data import AsciiDecoder, HeldEntries, LineBatches, NameParser
 from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
 from .replies import Reply, error_for, parse_mdtm, parse_size
 
@@ -287,7 +287,6 @@ class Handler:
         `session.settings.limits`.  A 450/550 refusal of a directory known
         to exist is an empty listing (see `_refused_listing`).
         """
-        await control.set_type("A")
         where = "/".join(inside) or "the login directory"
         limits = session.settings.limits
         parser = NameParser(
@@ -296,20 +295,46 @@ class Handler:
             max_bytes=limits.listing_bytes,
             line_bytes=limits.line_bytes,
         )
-        held = HeldEntries(url, inside, max_bytes=limits.listing_bytes)
+        held = HeldEntries(url, inside, max_bytes=limits.listing_bytes, max_entries=limits.listing_entries)
+        reply, sent = await self._receive(
+            url, session, control, "NLST", argument, where, lambda chunk: held.add(parser.feed(chunk))
+        )
+        if not sent or (not reply.ok and not held.entries and reply.code in _EMPTY_CODES):
+            return await self._refused_listing(url, control, argument, where, reply)
+        held.add(parser.close())
+        if not reply.ok:
+            raise error_for(reply, f"listing {where!r}")
+        return Resource(url, "listing", entries=held.entries, metadata={"directory": where})
+
+    async def _receive(
+        self,
+        url: FtpURL,
+        session: Session,
+        control: Control,
+        verb: str,
+        argument: str | None,
+        where: str,
+        consume: Callable[[bytes], None],
+    ) -> tuple[Reply, bool]:
+        """TYPE A, a data port, `verb`; every chunk of the listing goes to `consume` as it arrives.
+
+        Returns the final reply and whether the server sent a listing at all
+        (False: it refused the command at once; that reply is returned).
+        A cap raised by `consume` ends the conversation (the data connection
+        is closed mid-listing).
+        """
+        await control.set_type("A")
         data = await control.open_data(session.connect, url.scheme)
         try:
-            await control.send("NLST", argument)
+            await control.send(verb, argument)
             reply = await control.read_reply()
             if not reply.preliminary and not reply.ok:
-                await data.aclose()
-                return await self._refused_listing(url, control, argument, where, reply)
+                return reply, False
             if control.tls_data:
                 await control.start_data_tls(data, session.ssl_context(), url.host)
             try:
                 async for chunk in data.iter_to_close():
-                    held.add(parser.feed(chunk))
-                held.add(parser.close())
+                    consume(chunk)
             except LimitExceeded:
                 control.healthy = False
                 raise
@@ -320,11 +345,7 @@ class Handler:
             await data.aclose()
         if reply.preliminary:
             reply = await control.final_reply()
-        if not reply.ok:
-            if not held.entries and reply.code in _EMPTY_CODES:
-                return await self._refused_listing(url, control, argument, where, reply)
-            raise error_for(reply, f"listing {where!r}")
-        return Resource(url, "listing", entries=held.entries, metadata={"directory": where})
+        return reply, True
 
     async def _refused_listing(
         self, url: FtpURL, control: Control, argument: str | None, where: str, reply: Reply
@@ -352,7 +373,6 @@ class Handler:
                 return Resource(url, "listing", entries=[], metadata={"directory": where})
         raise error_for(reply, f"listing {where!r}")
 
-
     # -- listings with facts (RFC 3659 MLSD, else LIST) -------------------------------
 
     async def _list_facts(self, url: FtpURL, session: Session, control: Control, inside: tuple[str, ...]) -> Resource:
@@ -363,69 +383,46 @@ class Handler:
         less still lists.  `;type=d` never comes here: it is NLST (§3.2.2).
         """
         where = "/".join(inside) or "the login directory"
-        limits = session.settings.limits
         features = _FEATURES.get(control)
         if features is None:
             reply = await control.command("FEAT")
             features = parse_features(reply.lines[1:-1]) if reply.code == 211 else frozenset()
             _FEATURES[control] = features
         for verb in ("MLSD", "LIST") if offers_mlsd(features) else ("LIST",):
-            received = await self._receive_listing(url, session, control, verb, where)
-            if received is None:
-                continue
-            if verb == "MLSD":
-                listed = parse_mlsd(received, max_entries=limits.listing_entries, max_bytes=limits.listing_bytes)
-            else:
-                listed = parse_list(
-                    received,
-                    now=datetime.now(UTC),
-                    max_entries=limits.listing_entries,
-                    max_bytes=limits.listing_bytes,
-                )
-            return Resource(
-                url,
-                "listing",
-                entries=fact_entries(url, inside, listed, max_bytes=limits.listing_bytes),
-                metadata={"directory": where, "command": verb},
-            )
+            listed = await self._facts(url, session, control, verb, inside, where)
+            if listed is not None:
+                return listed
         return await self._list(url, session, control, None, inside)
 
-    async def _receive_listing(
-        self, url: FtpURL, session: Session, control: Control, verb: str, where: str
-    ) -> bytes | None:
-        """TYPE A, a data port, `verb`; the bytes it sent, or None when the server refused the command."""
-        await control.set_type("A")
-        cap = session.settings.limits.listing_bytes
-        data = await control.open_data(session.connect, url.scheme)
-        chunks: list[bytes] = []
-        try:
-            await control.send(verb)
-            reply = await control.read_reply()
-            if not reply.preliminary and not reply.ok:
-                trace.debug("* %s refused (%s)", verb, reply.summary)
-                return None
-            if control.tls_data:
-                await control.start_data_tls(data, session.ssl_context(), url.host)
-            total = 0
-            try:
-                async for chunk in data.iter_to_close():
-                    total += len(chunk)
-                    if total > cap:
-                        control.healthy = False
-                        raise LimitExceeded("bytes in one listing", cap, "listing_bytes", url=str(url))
-                    chunks.append(chunk)
-            except LimitExceeded:
-                raise
-            except ProtocolError as error:
-                control.healthy = False
-                raise transient_from(error, f"listing {where!r}") from None
-        finally:
-            await data.aclose()
-        if reply.preliminary:
-            reply = await control.final_reply()
+    async def _facts(
+        self, url: FtpURL, session: Session, control: Control, verb: str, inside: tuple[str, ...], where: str
+    ) -> Resource | None:
+        """MLSD or LIST parsed batch by batch as the lines arrive; None when the server refused `verb`.
+
+        LIST holds back a line per batch for the VMS dialect, which may wrap
+        one entry onto two lines.
+        """
+        limits = session.settings.limits
+        batches = LineBatches(max_bytes=limits.listing_bytes, line_bytes=limits.line_bytes, hold_last=verb == "LIST")
+        held = HeldEntries(url, inside, max_bytes=limits.listing_bytes, max_entries=limits.listing_entries)
+        now = datetime.now(UTC)
+
+        def consume(chunk: bytes) -> None:
+            batch = batches.feed(chunk) if chunk else batches.close()
+            if verb == "MLSD":
+                listed = parse_mlsd(batch, max_entries=limits.listing_entries, max_bytes=limits.listing_bytes)
+            else:
+                listed = parse_list(batch, now=now, max_entries=limits.listing_entries, max_bytes=limits.listing_bytes)
+            held.add_entries(fact_entries(url, inside, listed, max_bytes=limits.listing_bytes))
+
+        reply, sent = await self._receive(url, session, control, verb, None, where, consume)
+        if not sent:
+            trace.debug("* %s refused (%s)", verb, reply.summary)
+            return None
         if not reply.ok:
             raise error_for(reply, f"listing {where!r}")
-        return b"".join(chunks)
+        consume(b"")
+        return Resource(url, "listing", entries=held.entries, metadata={"directory": where, "command": verb})
 
 
 class _MaybeDirectory(Exception):

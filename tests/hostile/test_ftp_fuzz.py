@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
 from fetcher.url import FtpURL, parse_url
-from schemes.ftp.data import NameParser, listing_entries
+from schemes.ftp.data import LineBatches, NameParser, listing_entries
 from schemes.ftp.replies import (
     BadReply,
     Reply,
@@ -168,3 +168,28 @@ def test_every_listed_name_has_a_url_that_names_it_or_none(raw_names: list[bytes
         parsed = parse_url(entry.url)
         assert isinstance(parsed, FtpURL)
         assert parsed.cwd == ("pub",) and parsed.name == name
+
+
+@FUZZ
+@given(
+    st.lists(st.one_of(st.binary(max_size=30), st.sampled_from([b"\r\n", b"\n", b"\r"])), max_size=30),
+    st.integers(1, 200),
+    st.integers(1, 20),
+    st.booleans(),
+)
+def test_line_batches_from_any_chunks(chunks: list[bytes], max_bytes: int, line_bytes: int, hold_last: bool) -> None:
+    batches = LineBatches(max_bytes=max_bytes, line_bytes=line_bytes, hold_last=hold_last)
+    out = b""
+    try:
+        for chunk in chunks:
+            batch = batches.feed(chunk)
+            assert batch == b"" or batch.endswith(b"\n")
+            out += batch
+            assert len(batches._held) <= 2 * (line_bytes + 2)  # at most a held line and a partial one
+    except LimitExceeded as error:
+        assert error.limit_name in ("listing_bytes", "line_bytes")
+        return
+    # Nothing lost, nothing repeated, whatever the chunking.
+    assert out + batches.close() == b"".join(chunks)
+    for line in b"".join(chunks).split(b"\n"):
+        assert len(line.removesuffix(b"\r")) <= line_bytes

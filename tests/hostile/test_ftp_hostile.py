@@ -58,6 +58,35 @@ async def test_an_nlst_of_long_names_stops_at_listing_bytes() -> None:
     assert b"--limit listing_bytes=N" in done.stderr
 
 
+MLSD_FEAT = [b"211-Features:", b" MLST type*;size*;modify*;", b"211 End"]
+
+
+async def test_endless_list_and_mlsd_stop_at_listing_entries() -> None:
+    for feat, verb in ((None, "LIST"), (MLSD_FEAT, "MLSD")):
+        hostile = Hostile(nlst_flood=-1, facts="flood", feat=feat)
+        server = HostileFtpServer(directories=("/dir",), hostile=hostile)
+        async with serving(server):
+            done = await cli("--limit", "listing_entries=5000", f"{server.url}/dir/")
+        assert done.returncode == 7, verb
+        assert message(done).startswith("the server sent more than 5000 ")
+        assert b"--limit listing_entries=N" in done.stderr
+        assert verbs(server)[-4:] == ["FEAT", "TYPE", "EPSV", verb]
+
+
+async def test_list_and_mlsd_listings_with_decorated_names_are_escaped() -> None:
+    files = {"/d/plain.txt": HELLO, "/d/\x1b[31mred.txt": HELLO}
+    for feat, verb in ((None, "LIST"), (MLSD_FEAT, "MLSD")):
+        server = HostileFtpServer(files, hostile=Hostile(facts="list", feat=feat))
+        async with serving(server):
+            done = await cli("--json", f"{server.url}/d/")
+        assert done.returncode == 0, done.stderr
+        rows = {row["name"]: row for row in map(json.loads, done.stdout.splitlines())}
+        assert set(rows) == {"plain.txt", "\x1b[31mred.txt"}
+        assert rows["plain.txt"]["size"] == 42 and rows["plain.txt"]["type"] == "file"
+        assert b"\x1b" not in done.stdout
+        assert verbs(server)[-1] == verb
+
+
 async def test_names_that_cost_more_memory_than_bytes_stop_at_listing_bytes_as_held() -> None:
     # 400 bytes that are not UTF-8 a name: twice that in the name, three times in its URL.
     hostile = Hostile(nlst_flood=-1, flood_name=400, flood_fill=b"\xff")
