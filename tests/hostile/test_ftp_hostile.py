@@ -54,7 +54,8 @@ async def test_an_nlst_of_long_names_stops_at_listing_bytes() -> None:
     async with serving(server):
         done = await cli("--limit", "listing_bytes=200000", f"{server.url}/dir/")
     assert done.returncode == 7
-    assert message(done).startswith("the server sent more than 200000 bytes in one listing")
+    # The raw bytes or what their entries hold, whichever passes the cap first (it depends on the chunking).
+    assert message(done).startswith("the server sent more than 200000 bytes ")
     assert b"--limit listing_bytes=N" in done.stderr
 
 
