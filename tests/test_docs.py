@@ -55,3 +55,17 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     assert "fetcher.url.join.join" in anchors
     errors_page = (site / "errors" / "index.html").read_text()
     assert 'id="fetcher.errors.NotFound"' in errors_page
+
+
+def test_docs_and_readme_name_only_files_the_project_has() -> None:
+    """Paths in README.md and docs/ exist (bench/results/ is written by `python -m bench`)."""
+    top = r"(?:examples|tests|bench|docs|fetcher|schemes)"
+    pattern = re.compile(rf"(?<![\w/.])({top}/[\w./-]*\.(?:py|md|toml|yml|txt))")
+    missing = []
+    for document in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for path in pattern.findall(document.read_text()):
+            if not path.startswith("bench/results/") and not (ROOT / path).exists():
+                missing.append(f"{document.name}: {path}")
+    assert missing == []
+    sources = [*ROOT.glob("fetcher/**/*.py"), *ROOT.glob("schemes/**/*.py"), *ROOT.glob("examples/*.py")]
+    assert [str(path) for path in sources if "DESIGN.md" in path.read_text()] == []

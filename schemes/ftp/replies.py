@@ -282,7 +282,7 @@ def parse_mdtm(reply: Reply) -> datetime | None:
 
 
 def error_for(reply: Reply, doing: str, *, hint: str | None = None) -> FetchError:
-    """The exception (and so the exit code of DESIGN.md) for an unwanted reply.
+    """The exception (and so the exit code) for an unwanted reply.
 
     530/532 are login refusals (exit 5), 550 says the file or directory is
     not there or not readable (exit 6), every 4xx says "try again later"

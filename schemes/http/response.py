@@ -197,7 +197,7 @@ def status_line(status: int, reason: str) -> str:
 
 
 def status_error(status: int, reason: str, where: str, headers: Headers, *, sent_credentials: bool) -> FetchError:
-    """The error a non-success status means (DESIGN.md exit codes)."""
+    """The error a non-success status means (its exit code)."""
     what = status_line(status, reason)
     error: FetchError
     if status in (404, 410):
