@@ -22,8 +22,12 @@ from hypothesis import strategies as st
 
 from fetcher.errors import FetchError, LimitExceeded
 from fetcher.settings import Limits
+from fetcher.text import escape
+from fetcher.url import HttpURL, parse_url
 from schemes.http.decoding import PIECE, decoder_for
+from schemes.http.handler import _not_followed
 from schemes.http.reader import FIELD_OVERHEAD, ReplyReader
+from schemes.http.response import RedirectNotFollowed
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -262,3 +266,26 @@ def test_3000_stacked_gzip_layers_decode_when_allowed() -> None:
     decoder = decoder_for(["gzip"] * 3000, max_encodings=3000, max_ratio=1000)
     assert decoder is not None
     assert b"".join([*decoder.feed(body), *decoder.flush()]) == b"deep\n"
+
+
+# -- redirects that are not followed -----------------------------------------------------------------------------
+
+location_text = st.one_of(
+    st.text(max_size=80), st.text("htpf:/@?#%:[]0123456789usxyz.;~ \t\r\n\x1b\x9b\u202e", max_size=80)
+)
+
+
+@FUZZ
+@given(location_text, st.one_of(st.none(), location_text), st.text(max_size=20))
+def test_any_location_gives_a_one_line_escaped_redirect_error_without_passwords(
+    location: str, secret_host: str | None, reason: str
+) -> None:
+    origin = parse_url("http://user:s3cret@h:8080/a/b?x")
+    assert isinstance(origin, HttpURL)
+    if secret_host is not None:
+        location = f"http://other:s3cret@{secret_host}"
+    error = _not_followed(origin, 302, reason, location)
+    assert isinstance(error, RedirectNotFollowed) and error.exit_code == 7
+    assert error.message.startswith("HTTP 302") and "not followed (--no-location)" in error.message
+    assert "s3cret" not in error.message
+    assert error.message == escape(error.message)
