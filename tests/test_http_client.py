@@ -157,6 +157,27 @@ async def test_keep_alive_reuses_one_connection(server: HTTPTestServer) -> None:
     assert [request.connection for request in server.requests] == [0] * 6
 
 
+async def test_tiny_chunks_with_trailers_are_read_and_junk_after_them_is_not_pooled(server: HTTPTestServer) -> None:
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    chunked += b"".join(b"1;x=y\r\n%c\r\n" % octet for octet in b"tiny") + b"0\r\nX-Sum: 4\r\n\r\n"
+
+    @server.route("/tiny")
+    async def tiny(request: Received, exchange: Exchange) -> None:
+        await exchange.send(chunked)
+
+    @server.route("/tiny-junk")
+    async def tiny_junk(request: Received, exchange: Exchange) -> None:
+        await exchange.send(chunked + b"JUNK")
+
+    async with Client() as client:
+        for _ in range(2):
+            assert (await client.fetch(server.url("/tiny"))).content == b"tiny"
+        assert server.connections == 1
+        assert (await client.fetch(server.url("/tiny-junk"))).content == b"tiny"
+        assert (await client.fetch(server.url("/hello.txt"))).content == HELLO
+    assert server.connections == 2
+
+
 async def test_unfinished_body_is_not_pooled(server: HTTPTestServer) -> None:
     server.add("/big", b"z" * (4 << 20))
     async with Client() as client:

@@ -19,6 +19,7 @@ for, not the exact bytes, is what the tests check:
   /drip-chunks     1-byte chunks without end           (an endless body, bounded by --max-size/-m)
   /chunk-ext       a chunk extension without end       (chunk-size line bytes)
   /trailer-flood   trailer lines without end           (trailer bytes)
+  /trailer-huge    one trailer field without end       (trailer line bytes)
   /trailer-count   1000 complete trailer fields        (trailer field count)
   /reason-c1       404 whose reason phrase holds C1 CSI sequences (escaped in errors)
   /reason-esc      404 whose reason phrase holds raw ESC sequences (h11 lets them through)
@@ -136,6 +137,8 @@ async def route(request: Received, exchange: Exchange) -> None:
         await endless(exchange, chunked + b"1;ext=", b"e")
     elif path == "/trailer-flood":
         await endless(exchange, chunked + b"2\r\nok\r\n0\r\n", b"X-Trailer: 0123456789\r\n")
+    elif path == "/trailer-huge":
+        await endless(exchange, chunked + b"2\r\nok\r\n0\r\nX-Huge: ", b"t")
     elif path == "/trailer-count":
         trailers = b"".join(b"X-T%d: v\r\n" % n for n in range(1000))
         await exchange.send(chunked + b"2\r\nok\r\n0\r\n" + trailers + b"\r\n")
@@ -158,8 +161,8 @@ async def route(request: Received, exchange: Exchange) -> None:
 
 PATHS = [
     "/header-flood", "/header-count", "/huge-header", "/long-field", "/interim-flood", "/bomb", "/bomb2",
-    "/bomb-404", "/stacked", "/drip-chunks", "/chunk-ext", "/trailer-flood", "/trailer-count", "/reason-c1",
-    "/reason-esc", "/header-c1", "/moved", "/target",
+    "/bomb-404", "/stacked", "/drip-chunks", "/chunk-ext", "/trailer-flood", "/trailer-huge", "/trailer-count",
+    "/reason-c1", "/reason-esc", "/header-c1", "/moved", "/target",
 ]  # fmt: skip
 
 

@@ -1,18 +1,23 @@
 """Fuzzing the sans-IO HTTP reply side: any bytes in, a value or fetcher's own error out, nothing past its cap.
 
-Two pure entry points take every cap as an argument, so small caps let
+The pure entry points take every cap as an argument, so small caps let
 hypothesis reach each of them with small inputs:
 
 * `ReplyReader` (h11 plus the head, field, trailer and buffer caps), fed a
   reply cut into arbitrary pieces;
 * `decoder_for` (stacked Content-Encodings, the decoded-ratio cap with its
-  floor), fed real and corrupted gzip/deflate streams in arbitrary pieces.
+  floor), fed real and corrupted gzip/deflate streams in arbitrary pieces;
+* `ChunkedReader` (chunked bodies read past h11), checked against h11 itself
+  on any input and against its line, trailer and count caps;
+
+and the --no-location error over any Location.
 """
 
 from __future__ import annotations
 
 import gzip
 import itertools
+import os
 import zlib
 
 import h11
@@ -20,16 +25,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note
 from hypothesis import strategies as st
 
-from fetcher.errors import FetchError, LimitExceeded
+from fetcher.errors import FetchError, LimitExceeded, ProtocolError
 from fetcher.settings import Limits
 from fetcher.text import escape
 from fetcher.url import HttpURL, parse_url
+from schemes.http.chunked import ChunkedReader
 from schemes.http.decoding import PIECE, decoder_for
 from schemes.http.handler import _not_followed
 from schemes.http.reader import FIELD_OVERHEAD, ReplyReader
 from schemes.http.response import RedirectNotFollowed
 
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: CI runs a few seconds' worth; FETCHER_FUZZ_EXAMPLES=5000 runs a long hunt by hand.
+EXAMPLES = int(os.environ.get("FETCHER_FUZZ_EXAMPLES", "120"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # -- reply heads and framing ---------------------------------------------------------------------------------
 
@@ -289,3 +297,102 @@ def test_any_location_gives_a_one_line_escaped_redirect_error_without_passwords(
     assert error.message.startswith("HTTP 302") and "not followed (--no-location)" in error.message
     assert "s3cret" not in error.message
     assert error.message == escape(error.message)
+
+
+# -- chunked bodies, read past h11: the same bytes as h11 gives, within the caps ----------------------------------
+
+CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+size_text = st.one_of(
+    st.just(None),  # the true size in hex
+    st.sampled_from([b"0", b"00", b"1", b"A", b"ff", b"x", b"", b"-1", b" 1", b"1 ", b"9" * 21, b"0" * 20 + b"1"]),
+)
+wire_chunk = st.builds(
+    lambda data, size, ext, end: (b"%x" % len(data) if size is None else size) + ext + b"\r\n" + data + end,
+    st.binary(max_size=20),
+    size_text,
+    st.sampled_from([b"", b";a=b", b"; x", b";\r", b";\n", b" \t"]),
+    st.sampled_from([b"\r\n", b"\r\n", b"\r\n", b"\n", b"\r", b"", b"xx"]),
+)
+trailer_block = st.one_of(
+    st.just(b"\r\n"),
+    st.just(b"\n"),
+    st.builds(
+        lambda lines, end: b"".join(lines) + end,
+        st.lists(st.sampled_from([b"X-A: b\r\n", b"X-B:c\n", b" folded\r\n", b"bad line\r\n", b"\r"]), max_size=4),
+        st.sampled_from([b"\r\n", b"\n", b""]),
+    ),
+)
+chunked_wire = st.one_of(
+    st.binary(max_size=200),
+    st.builds(
+        lambda chunks, last, trailers, tail: b"".join(chunks) + last + trailers + tail,
+        st.lists(wire_chunk, max_size=6),
+        st.sampled_from([b"0\r\n", b"0\r\n", b"000;x=y\r\n", b"", b"0\n"]),
+        trailer_block,
+        st.sampled_from([b"", b"", b"HTTP/1.1 200 OK\r\n", b"junk"]),
+    ),
+)
+
+
+def h11_reading(wire: bytes) -> tuple[str, bytes, bytes]:
+    """What h11 makes of a chunked body: (done | need | error, data, what it holds after the end)."""
+    connection = h11.Connection(h11.CLIENT)
+    connection.send(h11.Request(method="GET", target="/", headers=[("Host", "h")]))
+    connection.send(h11.EndOfMessage())
+    connection.receive_data(CHUNKED_HEAD + wire)
+    assert isinstance(connection.next_event(), h11.Response)
+    data = b""
+    try:
+        while True:
+            got = connection.next_event()
+            if isinstance(got, h11.Data):
+                data += got.data
+            elif isinstance(got, h11.EndOfMessage):
+                return "done", data, connection.trailing_data[0]
+            else:
+                return "need", data, b""
+    except h11.RemoteProtocolError:
+        return "error", data, b""
+
+
+@FUZZ
+@given(chunked_wire, st.lists(st.integers(0), max_size=6))
+def test_chunked_reader_reads_what_h11_reads(wire: bytes, cuts: list[int]) -> None:
+    outcome, data, after = h11_reading(wire)
+    reader = ChunkedReader("h:80", line_bytes=1 << 30, header_bytes=1 << 30, header_count=1 << 30)
+    ours = b""
+    try:
+        for piece in pieces(wire, cuts):
+            ours += reader.feed(piece)
+    except ProtocolError as error:
+        assert not isinstance(error, LimitExceeded)
+        assert outcome == "error", (error, outcome)
+        assert data.startswith(ours)
+        note("both refuse")
+        return
+    if outcome == "error":
+        # Trailers are discarded, so they are read leniently: only h11 refuses a malformed one.
+        assert reader.done and ours == data
+        note("trailer refused by h11 only")
+        return
+    assert ours == data
+    assert reader.done is (outcome == "done")
+    if reader.done:
+        assert reader.leftover == after
+    note(outcome)
+
+
+@FUZZ
+@given(chunked_wire, st.lists(st.integers(0), max_size=8), st.integers(1, 40), st.integers(1, 200), st.integers(0, 5))
+def test_chunked_reader_holds_nothing_past_its_caps(
+    wire: bytes, cuts: list[int], line_bytes: int, header_bytes: int, header_count: int
+) -> None:
+    reader = ChunkedReader("h:80", line_bytes=line_bytes, header_bytes=header_bytes, header_count=header_count)
+    try:
+        for piece in pieces(wire, cuts):
+            reader.feed(piece)
+            held = len(reader._line)
+            assert held <= max(line_bytes, header_bytes)
+    except ProtocolError as error:
+        note(f"{type(error).__name__} {getattr(error, 'limit_name', '')}")
+        assert "\r" not in error.message and "\n" not in error.message

@@ -165,9 +165,10 @@ async def test_endless_one_byte_chunks_end_at_max_size(server: HTTPTestServer, t
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        ("/chunk-ext", r"more than 262144 bytes in one chunk-size line or trailer block \(http:"),
-        ("/trailer-flood", r"more than 262144 bytes in one chunk-size line or trailer block \(http:"),
+        ("/chunk-ext", r"more than 65536 bytes in one chunk-size line \(http:"),
+        ("/trailer-flood", r"more than 256 trailer fields \(http:"),
         ("/trailer-count", r"more than 256 trailer fields \(http:"),
+        ("/trailer-huge", r"more than 65536 bytes in one trailer field \(http:"),
     ],
 )
 async def test_chunk_lines_and_trailers_are_bounded(
