@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 import sys
-import threading
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,28 +43,32 @@ class Run:
         return self.stderr.decode("utf-8", "replace")
 
 
+#: Runs a command and writes its peak RSS (KiB) to a file.  The command is started from this small
+#: process, not from pytest: on Linux a child's ru_maxrss starts at the RSS of the process it was
+#: forked from, and pytest grows past 256 MiB during the whole suite.
+MEASURE = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.call(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(code)\n"
+)
+
+
 def fetch(*args: str) -> Run:
-    """`python -m fetcher ARGS` with its peak RSS; stdout and stderr read by threads (no pipe stalls)."""
+    """`python -m fetcher ARGS`: exit code, stdout, stderr and its own peak RSS."""
     env = {**os.environ, "NETRC": str(ROOT / "tests" / "no-such-netrc")}
     for name in PROXY_VARIABLES:
         env.pop(name, None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "fetcher", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
-    )
-    captured: dict[str, bytes] = {}
-
-    def drain(name: str, stream: object) -> None:
-        captured[name] = stream.read()  # type: ignore[attr-defined]
-        stream.close()  # type: ignore[attr-defined]
-
-    readers = [threading.Thread(target=drain, args=(name, getattr(process, name))) for name in ("stdout", "stderr")]
-    for reader in readers:
-        reader.start()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    for reader in readers:
-        reader.join(timeout=60)
-    return Run(process.returncode, captured["stdout"], captured["stderr"], usage.ru_maxrss)
+    with tempfile.TemporaryDirectory() as directory:
+        rss = Path(directory) / "rss"
+        done = subprocess.run(
+            [sys.executable, "-c", MEASURE, str(rss), sys.executable, "-m", "fetcher", *args],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        peak = int(rss.read_text())
+    return Run(done.returncode, done.stdout, done.stderr, peak)
 
 
 async def run(*args: str) -> Run:
