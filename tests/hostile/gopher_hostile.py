@@ -13,7 +13,8 @@ hangs up, so a client without caps would grow without end:
 - `/huge-bang` (`\\t!`): one `+ABSTRACT` block whose lines never end (`+-1`, no ".");
 - `/tiny-lines` (`\\t!`): empty attribute lines, forever (millions of objects for a naive parser);
 - `/escape-attrs` (`\\t!`), `/escape-menu`, `/escape-text`: terminal escapes,
-  OSC titles and bidi overrides in attributes, menu names and an error item.
+  OSC titles and bidi overrides in attributes, menu names and an error item;
+- `/escape-lookalike`: a text that starts like an error message, with escapes (a warning).
 
 Run alone for the RSS benchmark: `python -m tests.hostile.gopher_hostile --port N`.
 """
@@ -49,6 +50,7 @@ class HostileGopher:
             b"/escape-attrs": self._escape_attrs,
             b"/escape-menu": self._escape_menu,
             b"/escape-text": self._escape_text,
+            b"/escape-lookalike": self._escape_lookalike,
         }
 
     @property
@@ -152,6 +154,9 @@ class HostileGopher:
 
     async def _escape_text(self, stream: trio.abc.Stream) -> None:
         await stream.send_all(b"3" + EVIL + b" does not exist\t\terror.host\t1\r\n")
+
+    async def _escape_lookalike(self, stream: trio.abc.Stream) -> None:
+        await stream.send_all(b"Error: " + EVIL + b" but this is a document\r\nwith more lines\r\n")
 
 
 async def _serve_forever(port: int) -> None:

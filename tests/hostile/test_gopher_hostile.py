@@ -8,6 +8,7 @@ escapes in menus, attributes and error items never reach stdout or stderr raw.
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 import trio
@@ -88,3 +89,14 @@ async def test_escapes_in_menu_names_and_error_items_are_escaped() -> None:
     assert_no_raw_controls(menu.stdout, menu.stderr, links.stdout, links.stderr, missing.stdout, missing.stderr)
     assert "\\x1b]0;owned\\x07\\x1b[2J" in menu.stdout.decode()
     assert missing.stderr.decode().splitlines()[-1].startswith("fetch: the server says there is no such item: ")
+
+
+async def test_the_warning_about_an_error_lookalike_is_escaped(tmp_path: Path) -> None:
+    target = tmp_path / "doc.txt"
+    async with serving(HostileGopher()) as server:
+        result = await cli("-o", str(target), base(server) + "/0/escape-lookalike")
+    assert result.returncode == 0
+    assert target.read_bytes().startswith(b"Error: \x1b]0;owned")  # the file keeps the server's bytes
+    assert_no_raw_controls(result.stdout, result.stderr)
+    assert result.stderr.decode().startswith("fetch: warning: the reply to gopher://")
+    assert "Error: \\x1b]0;owned\\x07" in result.stderr.decode()
