@@ -89,7 +89,7 @@ class FetchAll:
 
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[Outcomes]:
-        from .client import Outcome, _bulk_user_origin
+        from .client import Outcome, _bulk_run, _bulk_user_origin
 
         client = self._client
         send, receive = trio.open_memory_channel[Outcome](self._jobs)
@@ -100,6 +100,7 @@ class FetchAll:
         bound: list[Origin] = []
 
         async def run_one(text: URL | str, results: trio.MemorySendChannel[Outcome]) -> None:
+            _bulk_run.set(True)
             if bound:
                 _bulk_user_origin.set(bound[0])
             async with results:

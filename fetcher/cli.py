@@ -210,7 +210,7 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "timeout": args.timeout,
         "connect_timeout": args.connect_timeout,
         "max_time": args.max_time,
-        "speed_limit": args.speed_limit or 0,
+        "speed_limit": args.speed_limit,  # None: off for one URL, on in bulk runs
         "speed_time": args.speed_time,
         "limits": dict(args.limit),
         "location_trusted": args.location_trusted,

@@ -25,11 +25,11 @@ import trio
 from . import guard
 from .batch import FetchAll
 from .errors import FetchError, ProtocolError, UsageError
-from .net import Connection, open_connection, trace
+from .net import Budget, Connection, current_budget, open_connection, trace
 from .pool import Pool
 from .registry import get_handler
 from .resource import Advisory, Entry, Resource
-from .settings import Settings
+from .settings import BULK_SPEED_LIMIT, Settings
 from .sink import Download, partial_size, save
 from .url import URL, parse_url, redact
 
@@ -41,6 +41,8 @@ Origin = tuple[str, str, "int | None"]
 #: The origin -u credentials belong to inside `fetch_all` (its first URL):
 #: set per worker task, read when a top-level retrieval starts.
 _bulk_user_origin: ContextVar[Origin | None] = ContextVar("fetcher_bulk_user_origin", default=None)
+#: True in the worker tasks of `fetch_all` (the low-speed rule is on by default there).
+_bulk_run: ContextVar[bool] = ContextVar("fetcher_bulk_run", default=False)
 
 
 class Session:
@@ -113,9 +115,7 @@ class Session:
         run that leads elsewhere gets that host's netrc entry or nothing
         (anonymous), unless `location_trusted` says otherwise.
         """
-        if self.settings.user is not None and (
-            self.settings.location_trusted or self.url.origin == self.user_origin
-        ):
+        if self.settings.user is not None and (self.settings.location_trusted or self.url.origin == self.user_origin):
             return self.settings.user, self.settings.password
         return self.client.netrc_credentials(host)
 
@@ -258,14 +258,44 @@ class Client:
             resource.max_size = self.settings.max_size
         return resource
 
+    def budget(self, url: URL) -> Budget:
+        """The time rules for one URL (see `fetcher.net.Budget`)."""
+        speed = self.settings.speed_limit
+        if speed is None:
+            speed = BULK_SPEED_LIMIT if _bulk_run.get() else 0
+        return Budget(
+            url.redacted(), max_time=self.settings.max_time, speed_limit=speed, speed_time=self.settings.speed_time
+        )
+
     @asynccontextmanager
     async def open(self, url: URL | str, *, offset: int = 0) -> AsyncIterator[Resource]:
-        """The resource, streaming; closed (or its connection pooled) on exit."""
-        resource = await self._open(url, offset=offset)
+        """The resource, streaming; closed (or its connection pooled) on exit.
+
+        Everything fetcher does for this URL inside the block (connecting,
+        the dialogue, reading the body) is bounded by --max-time and the
+        low-speed rule; the caller's own work between reads is not.
+        """
+        if isinstance(url, str):
+            url = parse_url(url)
+        budget = self.budget(url)
+        token = current_budget.set(budget)
         try:
-            yield resource
+            # The scope is the backstop for waits outside `Connection` reads
+            # (name lookup, UDP exchanges); those raise the same Timeout themselves.
+            with trio.move_on_at(budget.deadline) as scope:
+                resource = await self._open(url, offset=offset)
+            if scope.cancelled_caught:
+                raise budget.expired()
+            resource.budget = budget
+            try:
+                yield resource
+            finally:
+                await resource.aclose()
         finally:
-            await resource.aclose()
+            try:
+                current_budget.reset(token)
+            except ValueError:  # left in another context than it was entered in
+                pass
 
     async def fetch(self, url: URL | str) -> Fetched:
         """Retrieve into memory: bytes for documents, entries for listings."""

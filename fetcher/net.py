@@ -10,9 +10,12 @@ logger `fetcher.trace` ("> " sent, "< " received).
 from __future__ import annotations
 
 import logging
+import math
 import socket
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import trio
 
@@ -41,6 +44,65 @@ class _Redact(logging.Filter):
 for _name in ("fetcher", "fetcher.trace"):
     logging.getLogger(_name).addFilter(_Redact())
 
+
+class Budget:
+    """The time rules of one retrieval (one URL): --max-time and the low-speed rule.
+
+    The client makes one per URL and makes it current (a context variable,
+    so each task of a bulk run has its own); every read of every
+    `Connection` that retrieval uses, dialogue and body, control and data
+    connections alike, waits no longer than the budget allows.  The
+    low-speed rule counts only time spent waiting for the server, so a slow
+    consumer of a streamed body is never blamed on the server.
+    """
+
+    def __init__(self, url: str, *, max_time: float | None, speed_limit: int, speed_time: float) -> None:
+        self.url = url
+        self.max_time = max_time
+        #: trio time at which the whole URL must be done (inf: no bound).
+        self.deadline = trio.current_time() + max_time if max_time else math.inf
+        self.speed_limit = speed_limit
+        self.speed_time = speed_time
+        self._waited = 0.0
+        self._window_bytes = 0
+
+    def __repr__(self) -> str:
+        return f"<Budget {self.url} max_time={self.max_time} speed={self.speed_limit}/{self.speed_time}>"
+
+    def speed_deadline(self, now: float) -> float:
+        """When the current read must end for the low-speed rule still to hold."""
+        if self.speed_limit <= 0 or self._window_bytes >= self.speed_limit * self.speed_time:
+            return math.inf
+        return now + max(self.speed_time - self._waited, 0.0)
+
+    def account(self, received: int, waited: float) -> None:
+        """Count one read; raise when a full window passed below the limit."""
+        if self.speed_limit <= 0:
+            return
+        self._waited += waited
+        self._window_bytes += received
+        if self._waited >= self.speed_time:
+            if self._window_bytes < self.speed_limit * self.speed_time:
+                raise self.too_slow()
+            self._waited, self._window_bytes = 0.0, 0
+
+    def expired(self) -> Timeout:
+        return Timeout(
+            f"{self.url} took longer than --max-time {self.max_time:g} s",
+            hint="raise -m/--max-time if the server is just slow",
+        )
+
+    def too_slow(self) -> Timeout:
+        return Timeout(
+            f"{self.url} arrived slower than {self.speed_limit} bytes/s for {self.speed_time:g} s",
+            hint="the low-speed rule (--speed-limit BYTES, --speed-time SECONDS; --speed-limit 0 turns it off)",
+        )
+
+
+#: The budget of the retrieval running in this task (None outside one).
+current_budget: ContextVar[Budget | None] = ContextVar("fetcher_budget", default=None)
+
+
 RECEIVE_SIZE = 256 * 1024
 MAX_LINE = 64 * 1024
 
@@ -66,10 +128,14 @@ async def open_connection(
 ) -> Connection:
     """Connect to host:port after the guard allowed it; optionally start TLS."""
     check_port(scheme, port, policy, default_port=default_port, what=what)
+    budget = current_budget.get()
+    until = trio.current_time() + connect_timeout
     try:
-        with trio.fail_after(connect_timeout):
+        with trio.fail_at(min(until, budget.deadline) if budget is not None else until):
             stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
     except trio.TooSlowError:
+        if budget is not None and budget.deadline < until:
+            raise budget.expired() from None
         raise Timeout(
             f"connecting to {host}:{port} took longer than {connect_timeout:g} s",
             hint="raise --timeout or check that the server is up",
@@ -104,6 +170,8 @@ class Connection:
         self._buffer = bytearray()
         self._eof = False
         self.closed = False
+        #: Set inside `within()`: one deadline for every read of a whole line or reply.
+        self._deadline: float | None = None
 
     def __repr__(self) -> str:
         return f"<Connection {self.host}:{self.port}>"
@@ -136,18 +204,58 @@ class Connection:
             ) from None
         self.stream = tls_stream
 
-    async def _receive(self, max_bytes: int, doing: str) -> bytes:
-        """One read from the stream under the timeout; b"" (and EOF noted) at end of stream."""
+    @contextmanager
+    def within(self, seconds: float | None = None) -> Iterator[None]:
+        """Bound every read inside the block by one deadline: a whole line or reply,
+        not each read (a server dripping a byte now and then cannot hold it open)."""
+        end = trio.current_time() + (self.timeout if seconds is None else seconds)
+        previous = self._deadline
+        self._deadline = end if previous is None else min(previous, end)
         try:
-            with trio.fail_after(self.timeout):
+            yield
+        finally:
+            self._deadline = previous
+
+    async def _receive(self, max_bytes: int, doing: str) -> bytes:
+        """One read from the stream under the timeouts; b"" (and EOF noted) at end of stream.
+
+        The read ends at the earliest of: --timeout of silence, the deadline
+        of `within()`, the retrieval's --max-time, and the point where the
+        low-speed rule would fail.
+        """
+        budget = current_budget.get()
+        started = trio.current_time()
+        until, why = started + self.timeout, "silent"
+        if self._deadline is not None and self._deadline < until:
+            until, why = self._deadline, "deadline"
+        if budget is not None:
+            if budget.deadline < until:
+                until, why = budget.deadline, "max_time"
+            speed = budget.speed_deadline(started)
+            if speed < until:
+                until, why = speed, "speed"
+        try:
+            with trio.fail_at(until):
                 data = bytes(await self.stream.receive_some(max_bytes))
         except trio.TooSlowError:
+            if budget is not None and why == "max_time":
+                raise budget.expired() from None
+            if budget is not None and why == "speed":
+                raise budget.too_slow() from None
+            if why == "deadline":
+                raise Timeout(
+                    f"{self.host}:{self.port} did not finish {doing.removeprefix('reading ')} "
+                    f"within {self.timeout:g} s",
+                    hint="the server sends too slowly; raise --timeout if it is just slow",
+                ) from None
             raise self._timed_out(doing) from None
         except (trio.BrokenResourceError, OSError) as error:
             raise ProtocolError(
                 f"connection to {self.host}:{self.port} broke: {error.__cause__ or error}",
                 hint="the server reset the connection; try again",
             ) from None
+        if budget is not None:
+            budget.account(len(data), trio.current_time() - started)
         if not data:
             self._eof = True
         return data
@@ -173,8 +281,13 @@ class Connection:
         """One line including its LF (b"" at end of stream; a final unterminated line as is).
 
         With `limit_name` (a `Limits` field, e.g. "line_bytes") a line longer
-        than `limit` raises LimitExceeded naming it, however it arrived.
+        than `limit` raises LimitExceeded naming it, however it arrived.  The
+        whole line must arrive within --timeout (`within`), not each read of it.
         """
+        with self.within():
+            return await self._read_line(limit, limit_name)
+
+    async def _read_line(self, limit: int, limit_name: str | None) -> bytes:
         start = 0
         while True:
             newline = self._buffer.find(b"\n", start)
@@ -213,10 +326,14 @@ class Connection:
             yield data
 
     async def send_all(self, data: bytes) -> None:
+        budget = current_budget.get()
+        until = trio.current_time() + self.timeout
         try:
-            with trio.fail_after(self.timeout):
+            with trio.fail_at(min(until, budget.deadline) if budget is not None else until):
                 await self.stream.send_all(data)
         except trio.TooSlowError:
+            if budget is not None and budget.deadline < until:
+                raise budget.expired() from None
             raise self._timed_out("sending") from None
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
             raise ProtocolError(f"connection to {self.host}:{self.port} broke while sending: {error}") from None

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+import trio
+
 from .errors import TooLarge
+from .net import Budget, current_budget
 from .url import URL
 
 Kind = Literal["document", "listing", "advisory"]
@@ -106,6 +110,8 @@ class Resource:
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
         #: Limit set by the client (--max-size); exceeding it raises TooLarge.
         self.max_size: int | None = None
+        #: Time rules of the retrieval (--max-time, low-speed), set by the client.
+        self.budget: Budget | None = None
         self.bytes_read = 0
         self._body = body
         self._closer = closer
@@ -119,7 +125,23 @@ class Resource:
             return
         body, self._body = self._body, None
         limit = self.max_size
-        async for chunk in body:
+        budget = self.budget
+        while True:
+            # Each read runs under this resource's time rules (even when the
+            # caller reads several resources in turn), with the deadline as a
+            # backstop for bodies that do not come through a `Connection`.
+            token = current_budget.set(budget) if budget is not None else None
+            try:
+                with trio.move_on_at(budget.deadline if budget is not None else math.inf) as scope:
+                    chunk = await body.__anext__()
+            except StopAsyncIteration:
+                return
+            finally:
+                if token is not None:
+                    current_budget.reset(token)
+            if scope.cancelled_caught:
+                assert budget is not None
+                raise budget.expired()
             self.bytes_read += len(chunk)
             if limit is not None and self.bytes_read > limit:
                 raise TooLarge(

@@ -63,6 +63,10 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
+#: Bytes/s the low-speed rule asks of each URL of a bulk run when the user
+#: did not choose (a drip-feed server cannot hold a worker for ever).
+BULK_SPEED_LIMIT = 100
+
 #: Ask the user something: (prompt, secret) -> answer, or None when nobody can answer.
 Prompt = Callable[[str, bool], "str | None"]
 
@@ -81,9 +85,10 @@ class Settings:
     #: Bound on one whole URL (curl -m); None = no bound.
     max_time: float | None = None
     #: Low-speed rule (curl --speed-limit/--speed-time): fail when fewer than
-    #: `speed_limit` bytes/s arrive over `speed_time` seconds.  0 = off; the
-    #: bulk runner turns it on by default.
-    speed_limit: int = 0
+    #: `speed_limit` bytes/s arrive over `speed_time` seconds of waiting for
+    #: the server.  0 = off; None = the default for the context: off for a
+    #: single retrieval, `BULK_SPEED_LIMIT` for each URL of `fetch_all`.
+    speed_limit: int | None = None
     speed_time: float = 30.0
     #: Caps on what a server can make grow.
     limits: Limits = DEFAULT_LIMITS

@@ -122,6 +122,10 @@ class HTTPConnection:
 
     async def receive_response(self) -> h11.Response:
         """The final response head; 1xx interim responses are traced and skipped."""
+        with self.connection.within():  # the whole head within --timeout, however it drips
+            return await self._receive_response()
+
+    async def _receive_response(self) -> h11.Response:
         while True:
             event = await self.next_event()
             if isinstance(event, h11.InformationalResponse | h11.Response):

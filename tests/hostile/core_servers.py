@@ -129,6 +129,19 @@ def http_drip(interval: float = 0.3, length: int = 1000) -> Script:
     return script
 
 
+def http_pieces(pieces: int, size: int, interval: float) -> Script:
+    """A fast server: the body in `pieces` bursts of `size` bytes, `interval` apart."""
+
+    async def script(peer: Peer) -> None:
+        await peer.read_until(b"\r\n\r\n")
+        await peer.send(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (pieces * size))
+        for _ in range(pieces):
+            await peer.send(b"p" * size)
+            await trio.sleep(interval)
+
+    return script
+
+
 def http_head_drip(interval: float = 0.3) -> Script:
     """The status line itself, one byte per interval, never finished."""
 
