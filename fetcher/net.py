@@ -170,8 +170,11 @@ class Connection:
         self._buffer = bytearray()
         self._eof = False
         self.closed = False
-        #: Set inside `within()`: one deadline for every read of a whole line or reply.
+        #: Set inside `within()`: one deadline for every read of a whole line or
+        #: reply, and how many bytes had arrived when it was set.
         self._deadline: float | None = None
+        self._deadline_mark = 0
+        self._received = 0
 
     def __repr__(self) -> str:
         return f"<Connection {self.host}:{self.port}>"
@@ -209,12 +212,13 @@ class Connection:
         """Bound every read inside the block by one deadline: a whole line or reply,
         not each read (a server dripping a byte now and then cannot hold it open)."""
         end = trio.current_time() + (self.timeout if seconds is None else seconds)
-        previous = self._deadline
+        previous, mark = self._deadline, self._deadline_mark
         self._deadline = end if previous is None else min(previous, end)
+        self._deadline_mark = self._received if previous is None else mark
         try:
             yield
         finally:
-            self._deadline = previous
+            self._deadline, self._deadline_mark = previous, mark
 
     async def _receive(self, max_bytes: int, doing: str) -> bytes:
         """One read from the stream under the timeouts; b"" (and EOF noted) at end of stream.
@@ -242,7 +246,7 @@ class Connection:
                 raise budget.expired() from None
             if budget is not None and why == "speed":
                 raise budget.too_slow() from None
-            if why == "deadline":
+            if why == "deadline" and self._received > self._deadline_mark:
                 raise Timeout(
                     f"{self.host}:{self.port} did not finish {doing.removeprefix('reading ')} "
                     f"within {self.timeout:g} s",
@@ -254,6 +258,7 @@ class Connection:
                 f"connection to {self.host}:{self.port} broke: {error.__cause__ or error}",
                 hint="the server reset the connection; try again",
             ) from None
+        self._received += len(data)
         if budget is not None:
             budget.account(len(data), trio.current_time() - started)
         if not data:

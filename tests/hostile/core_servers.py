@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import trio
 
+from tests.servers.ftp_fake import FakeFtpServer, _close, _Session
+
 
 @dataclass
 class Connection:
@@ -180,3 +182,42 @@ def gopher_drip(interval: float = 0.3) -> Script:
         await peer.drip_forever(b"g", interval)
 
     return script
+
+
+# -- an FTP server whose data connection drips ------------------------------------
+
+
+class DripFtpServer(FakeFtpServer):
+    """The in-repo fake FTP server, except that RETR sends one byte per `interval`."""
+
+    def __init__(self, files: dict[str, bytes], interval: float = 0.3) -> None:
+        super().__init__(files)
+        self.interval = interval
+
+    async def _session(self, stream: trio.abc.Stream) -> None:
+        session = _DripSession(self, stream)
+        self.sessions.append(session.commands)
+        try:
+            await session.run()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            await session.close()
+
+
+class _DripSession(_Session):
+    server: DripFtpServer
+
+    async def do_RETR(self, argument: str) -> None:
+        data = self.server.files.get(self.resolve(argument), b"")
+        stream = await self._accept()
+        if stream is None:
+            return
+        await self.send(b"150 Opening BINARY mode data connection (%d bytes)." % len(data))
+        try:
+            for index in range(len(data)):
+                await stream.send_all(data[index : index + 1])
+                await trio.sleep(self.server.interval)
+        finally:
+            await _close(stream)
+        await self.send(b"226 Transfer complete.")

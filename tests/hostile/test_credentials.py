@@ -15,6 +15,7 @@ import pytest
 import trio
 
 from fetcher import Client
+from fetcher.client import Session
 from fetcher.errors import NotFound
 from fetcher.url import parse_url
 from tests.conftest import run_fetch
@@ -140,17 +141,22 @@ async def test_bulk_lines_of_another_origin_get_no_u(http: HTTPTestServer, ftp: 
     assert SECRET not in err
 
 
-async def test_library_values_never_show_the_password(ftp: FakeFtpServer) -> None:
+async def test_library_values_never_show_the_password(ftp: FakeFtpServer, tmp_path: Path) -> None:
     url = f"ftp://bob:{SECRET}@127.0.0.1:{ftp.port}/missing.txt"
+    good = f"ftp://bob:{SECRET}@127.0.0.1:{ftp.port}/file.txt"
     async with Client(user="bob", password=SECRET, timeout=2) as client:
         assert SECRET not in repr(client) and SECRET not in repr(client.settings)
+        assert SECRET not in repr(Session(client, parse_url(good)))
         with pytest.raises(NotFound) as caught:
             await client.fetch(url)
-        async with client.fetch_all([url]) as results:
+        async with client.fetch_all([url, good]) as results:
             outcomes = [outcome async for outcome in results]
+        fetched = await client.fetch(good)
+        saved = await client.download(good, tmp_path / "file.txt")
+    assert fetched.content == BODY and saved.bytes == len(BODY)
     error = caught.value
-    for shown in (str(error), repr(error), error.url or "", repr(outcomes), str(outcomes[0].error)):
-        assert SECRET not in shown
+    shown = [str(error), repr(error), error.url or "", repr(outcomes), repr(fetched), repr(saved)]
+    assert all(SECRET not in text for text in shown), shown
     parsed = parse_url(url)
     assert SECRET not in repr(parsed) and SECRET not in parsed.redacted()
     assert parse_url(str(parsed)) == parsed  # str() stays the exact serialization

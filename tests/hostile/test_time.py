@@ -17,6 +17,7 @@ from fetcher import Client
 from fetcher.errors import Timeout
 from tests.conftest import run_fetch
 from tests.hostile.core_servers import (
+    DripFtpServer,
     HostileServer,
     Script,
     ftp_banner_drip,
@@ -26,6 +27,7 @@ from tests.hostile.core_servers import (
     http_head_drip,
     http_pieces,
 )
+from tests.servers.ftp_fake import serving
 
 NO_PROXY = {name: "" for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")}
 
@@ -74,6 +76,19 @@ async def test_max_time_bounds_the_whole_url(kind: str, script: Callable[[], Scr
         code, err = await cli("-m", "1", url)
     assert code == 8
     assert one_error(err) == f"fetch: {url} took longer than --max-time 1 s"
+
+
+async def test_ftp_data_connection_drip() -> None:
+    async with serving(DripFtpServer({"/big.bin": b"z" * 1000})) as server:
+        url = f"{server.url}/big.bin"
+        async with Client(max_time=1, timeout=10) as client:
+            with pytest.raises(Timeout, match=r"took longer than --max-time 1 s"):
+                await client.fetch(url)
+        async with Client(speed_limit=100, speed_time=1, timeout=10) as client:
+            with pytest.raises(Timeout, match=r"arrived slower than 100 bytes/s for 1 s"):
+                await client.fetch(url)
+        code, err = await cli("-m", "1", url)
+    assert code == 8 and one_error(err) == f"fetch: {url} took longer than --max-time 1 s"
 
 
 @pytest.mark.parametrize(("kind", "script"), CASES[1:3], ids=["http-head", "ftp-banner"])
