@@ -21,7 +21,7 @@ from fetcher.url import parse_url
 from tests.conftest import run_fetch
 from tests.servers.ftp_fake import FakeFtpServer, serving
 from tests.servers.http_server import HTTPTestServer, redirect
-from tests.servers.prospero import Object, serve_prospero
+from tests.servers.prospero import Directory, Link, Object, serve_prospero
 
 SECRET = "s3cretPW"
 BODY = b"the file on the other origin\n"
@@ -128,6 +128,19 @@ async def test_prospero_resolution_to_ftp_elsewhere_gets_no_u(ftp: FakeFtpServer
     assert SECRET not in err and SECRET.encode() not in b"".join(server.requests)
     assert logins(ftp) == [("anonymous", logins(ftp)[0][1]), ("bob", SECRET)]
     assert trusted[:2] == (0, BODY)
+
+
+async def test_r_links_to_another_origin_get_no_u(ftp: FakeFtpServer, tmp_path: Path) -> None:
+    aftp = ["AFTP", "INTERNET-D", f"127.0.0.1({ftp.port})", "ASCII", "/file.txt", "BINARY"]
+    tree = {"/pub": Directory([Link("mirror", "EXTERNAL", "127.0.0.1", "/file.txt", [aftp])])}
+    async with serve_prospero(tree) as server:
+        url = f"prospero://127.0.0.1:{server.port}//pub"
+        code, _, err = await cli(
+            "-v", "-u", f"bob:{SECRET}", "-r", "--follow-schemes", "ftp", "-d", str(tmp_path / "out"), url
+        )
+    assert code == 0, err
+    assert [user for user, _ in logins(ftp)] == ["anonymous"]  # the link's origin is not the start URL's
+    assert SECRET not in err and SECRET not in everything_sent(ftp)
 
 
 async def test_bulk_lines_of_another_origin_get_no_u(http: HTTPTestServer, ftp: FakeFtpServer, tmp_path: Path) -> None:
