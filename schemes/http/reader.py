@@ -13,10 +13,14 @@ What a server could make grow, and what bounds it:
   than `header_count` fields, no field line over `line_bytes`;
 * interim (1xx) heads before the final one count against the same budget,
   so an endless stream of `103 Early Hints` ends at `header_bytes`;
-* a chunk-size line, a chunk extension, a trailer block: h11 keeps each in
-  its buffer until complete, and that buffer is capped at `header_bytes`;
-  trailer fields obey the same count and line caps as header fields;
+* whatever h11 holds in its buffer while an element is incomplete is capped
+  at `header_bytes`; trailer fields h11 parses obey the count and line caps
+  of header fields;
 * body data never accumulates here: every Data event is handed on at once.
+
+connection.py reads Content-Length and chunked bodies past h11 (chunked.py
+has the caps for chunk-size lines and trailers); h11 frames the heads and
+close-delimited bodies.
 """
 
 from __future__ import annotations
