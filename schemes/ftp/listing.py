@@ -242,8 +242,16 @@ def parse_mlsd_line(line: str) -> Listed | None:
     mode = facts.get("unix.mode")
     if mode is not None:
         entry.mode = _octal_mode(mode, entry.type)
-    for key in ("perm", "unique", "unix.owner", "unix.ownername", "unix.group", "unix.groupname", "unix.uid",
-                "unix.gid"):
+    for key in (
+        "perm",
+        "unique",
+        "unix.owner",
+        "unix.ownername",
+        "unix.group",
+        "unix.groupname",
+        "unix.uid",
+        "unix.gid",
+    ):
         if key in facts:
             entry.extra[key] = facts[key]
     return entry
@@ -486,8 +494,13 @@ def _vms(line: str, now: datetime) -> Listed | None:
         name, kind = name[:-4], "directory"
     month = _month(match["month"])
     second = match["second"]
-    modified = None if month is None else _datetime(
-        int(match["year"]), month, int(match["day"]), int(match["hour"]), int(match["minute"]), int(second or 0))
+    modified = (
+        None
+        if month is None
+        else _datetime(
+            int(match["year"]), month, int(match["day"]), int(match["hour"]), int(match["minute"]), int(second or 0)
+        )
+    )
     entry = Listed(name=name, type=kind, modified=modified, mode=match["rights"])
     entry.precision = None if modified is None else "second" if second else "minute"
     entry.extra["version"] = int(match["version"])

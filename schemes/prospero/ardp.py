@@ -249,10 +249,12 @@ class Timers:
     #: No single wait is longer than this (the client's global --timeout);
     #: a server's "please wait" is honoured up to it, then the client polls again.
     ceiling: float = 30.0
-    #: The whole time the exchange may go without progress, every retransmission
-    #: and "please wait" included (the client's --timeout); None = only the retries
-    #: bound it.  New reply data starts it again, so a long reply is not cut short.
+    #: The whole time the exchange may take, every retransmission and "please
+    #: wait" included (the client's --timeout); None = only the retries bound it.
     budget: float | None = None
+    #: New reply data starts the budget again (a document streamed over
+    #: PROSPERO-CONTENTS); off, the budget bounds the whole reply (a listing).
+    renew: bool = False
 
 
 @dataclass
@@ -271,7 +273,8 @@ class Receiver:
     window: int | None = None
     #: Out-of-order packets kept beyond the contiguous run (memory bound).
     max_buffered: int = 1024
-    #: Data packets one reply may have (`Limits.ardp_packets`); past it, `LimitExceeded`.
+    #: Data packets one reply may have (`Limits.ardp_packets`), a larger datagram counting as
+    #: the 1250-octet packets it would fill; past it, `LimitExceeded`.
     max_packets: int = MAX_PACKETS
 
     def __post_init__(self) -> None:
@@ -292,6 +295,7 @@ class Receiver:
         self._retries = self.timers.retries
         self._server_wait = 0.0
         self._buffered_bytes = 0
+        self._units = 0
         #: Every datagram taken for this exchange (duplicates and control packets too).
         self.datagrams = 0
         self.deadline = 0.0
@@ -317,9 +321,14 @@ class Receiver:
         """The deadline passed: what to retransmit, or `Timeout` when the retries or the time are spent."""
         if self._budget_end is not None and now >= self._budget_end:
             waited = f", though it asked to wait {self._server_wait:g} s" if self._server_wait else ""
+            said = (
+                f"no answer from the Prospero server within {self.timers.budget:g} s"
+                if not self.rthru
+                else f"the Prospero server's reply was still incomplete after {self.timers.budget:g} s "
+                f"({self.rthru} packets received)"
+            )
             raise Timeout(
-                f"no answer from the Prospero server within {self.timers.budget:g} s "
-                f"({self.retransmissions} retransmissions{waited})",
+                f"{said} ({self.retransmissions} retransmissions{waited})",
                 hint="check the host and port (Prospero is UDP 1525); a busy server may need a larger --timeout",
             )
         if self._retries <= 0:
@@ -406,6 +415,11 @@ class Receiver:
             return
         if len(self._buffer) >= self.max_buffered or self._buffered_bytes + len(packet.payload) > MAX_BUFFERED_BYTES:
             return  # dropped: it comes back when the server retransmits
+        # A datagram larger than a packet (ARDP v0 carries 1250 octets; 65507 is possible) counts
+        # as the packets it would have taken, so the cap bounds the bytes however the server cuts them.
+        self._units += max(1, -(-len(packet.payload) // PACKET_DATA))
+        if self._units > self.max_packets:
+            raise LimitExceeded("ARDP packets (of 1250 octets) in one reply", self.max_packets, "ardp_packets")
         self._buffer[seq] = packet.payload
         self._buffered_bytes += len(packet.payload)
         progressed = False
@@ -418,7 +432,10 @@ class Receiver:
         if progressed:
             self._timeout = self.timers.timeout
             self._retries = self.timers.retries
-            self._progress(now)
+            if self.timers.renew:
+                self._progress(now)
+            else:
+                self._arm(now)
         if self.total and self.rthru == self.total:
             self.complete = True
 

@@ -143,14 +143,16 @@ class Handler:
     # -- requests ---------------------------------------------------------------
 
     @staticmethod
-    def _timers(session: Session) -> ardp.Timers:
-        """Retransmit on Prospero's own schedule, but never wait for progress longer than --timeout in all."""
+    def _timers(session: Session, *, streaming: bool = False) -> ardp.Timers:
+        """Retransmit on Prospero's own schedule within --timeout: for the whole reply of a listing,
+        between two pieces of progress for a document (a long one is not cut short)."""
         settings = session.settings
         return ardp.Timers(
             timeout=settings.prospero_timeout,
             retries=settings.prospero_retries,
             ceiling=settings.timeout,
             budget=settings.timeout,
+            renew=streaming,
         )
 
     @staticmethod
@@ -189,7 +191,12 @@ class Handler:
     # -- directories ------------------------------------------------------------
 
     def _listing(self, url: ProsperoURL, reply: protocol.Reply, where: Location, metadata: dict[str, Any]) -> Resource:
-        entries = [self._entry(link) for link in reply.links]
+        # Each link is let go as soon as its entry exists, so a long listing is never held twice.
+        links, reply.links = reply.links, []
+        links.reverse()
+        entries = []
+        while links:
+            entries.append(self._entry(links.pop()))
         if reply.unresolved:
             metadata["unresolved"] = reply.unresolved
         return Resource(url, "listing", entries=entries, metadata=metadata)
@@ -270,7 +277,11 @@ class Handler:
         try:
             exchange = await stack.enter_async_context(
                 transport.open_exchange(
-                    where.host, where.port, message, timers=self._timers(session), policy=session.policy
+                    where.host,
+                    where.port,
+                    message,
+                    timers=self._timers(session, streaming=True),
+                    policy=session.policy,
                 )
             )
             chunks = exchange.__aiter__()

@@ -34,6 +34,9 @@ _WELL_KNOWN_FIELDS = frozenset(
     }
 )  # fmt: skip
 _VALUE_TYPES = frozenset({"SEQUENCE", "ASCII", "LINK", "FILTER"})
+#: What one kept line costs in memory besides its text, which is charged twice (the
+#: strings read, then the URL and entry made of them): the objects around them.
+HELD_COST = 256
 
 # One token (quotes toggled anywhere, '' inside quotes, an open quote running to the end),
 # a line end, or blanks.  Possessive, so a quote never re-pairs by backtracking.
@@ -270,8 +273,11 @@ class ReplyReader:
     """A reply as it arrives: `feed` each chunk, then `finish` for the `Reply`.
 
     Every line kept (a link, an attribute, a warning...) counts against
-    `max_entries`; the whole reply against `max_bytes`; one line against
-    `max_line`.  `lines` keeps the first `keep_lines` lines for the trace.
+    `max_entries`; the whole reply against `max_bytes`, and so does what the
+    kept lines hold in memory (`HELD_COST` each plus twice their text: a
+    listing of fat names is bounded in memory, not only in bytes); one line
+    against `max_line`.  `lines` keeps the first `keep_lines` lines for the
+    trace.
     """
 
     def __init__(
@@ -289,6 +295,8 @@ class ReplyReader:
         self.reply = Reply()
         self.size = 0
         self.count = 0
+        #: What the lines kept so far hold in memory, charged against `max_bytes` too.
+        self.held = 0
         #: The first `keep_lines` lines as tokens (for the protocol trace).
         self.lines: list[list[bytes]] = []
         self._pending = b""
@@ -327,11 +335,15 @@ class ReplyReader:
     def _line(self, tokens: list[bytes]) -> None:
         if not tokens:
             return
-        if sum(len(token) for token in tokens) > self.max_line:
+        size = sum(len(token) for token in tokens)
+        if size > self.max_line:
             raise LimitExceeded("bytes in one line of a Prospero reply", self.max_line, "line_bytes")
         self.count += 1
         if self.count > self.max_entries:
             raise LimitExceeded("lines (links, attributes) in one Prospero reply", self.max_entries, "listing_entries")
+        self.held += HELD_COST + 2 * size
+        if self.held > self.max_bytes:
+            raise LimitExceeded("bytes of a Prospero reply (as held in memory)", self.max_bytes, "listing_bytes")
         if len(self.lines) < self.keep_lines:
             self.lines.append(tokens)
         interpret(self.reply, tokens, self._names)

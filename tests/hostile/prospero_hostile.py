@@ -5,7 +5,8 @@ Each `HostileProspero` answers the first packet of any request the way its
 
 - "endless": a listing that never ends: windows of 16 packets with no total
   (ARDP allows an unknown total), the next window each time the client
-  acks, LINK lines forever;
+  acks, LINK lines forever (or `count` of them, with the total stated),
+  `size` octets of them per datagram, `delay` seconds apart;
 - "packets": a first packet announcing a reply of `total` packets;
 - "escapes": a one-packet listing whose names, hosts and attributes carry
   terminal escape sequences;
@@ -31,14 +32,23 @@ ESCAPES = "\x1b[2J\x1b]0;owned\x07\x9b31m"
 WINDOW = 16
 
 
-def listing_payload(first: int) -> bytes:
-    """About 1250 octets of LINK lines, numbered from `first` (no line is split across packets)."""
-    out = bytearray()
-    number = first
-    while len(out) < ardp.PACKET_DATA - 80:
-        out += b"LINK L FILE f%09d INTERNET-D LOCALHOST ASCII /f%09d 0\n" % (number, number)
-        number += 1
-    return bytes(out)
+def lines_per_packet(pad: int = 0, size: int = ardp.PACKET_DATA) -> int:
+    """LINK lines per packet: each is 64 octets plus twice `pad`; a packet carries at most `size` octets."""
+    return max(1, size // (64 + 2 * pad))
+
+
+def listing_payload(seq: int, count: int = 0, pad: int = 0, size: int = ardp.PACKET_DATA) -> bytes:
+    """The LINK lines of packet `seq` (no line is split across packets); `count` > 0 ends the listing there.
+
+    `pad` lengthens the name and the hsoname of every link by that many octets; `size` is the
+    packet's payload (1250 in ARDP v0, but a datagram can carry 65507).
+    """
+    per = lines_per_packet(pad, size)
+    first = (seq - 1) * per
+    last = first + per if not count else min(first + per, count)
+    filler = b"n" * pad
+    return b"".join(b"LINK L FILE f%09d%s INTERNET-D LOCALHOST ASCII /f%09d%s 0\n" % (n, filler, n, filler)
+                    for n in range(first, last))  # fmt: skip
 
 
 def escapes_listing() -> bytes:
@@ -57,6 +67,12 @@ def escapes_listing() -> bytes:
 class HostileProspero:
     kind: str
     total: int = 60_000
+    count: int = 0
+    pad: int = 0
+    size: int = ardp.PACKET_DATA
+    window: int = WINDOW
+    #: Seconds between two datagrams of a window (a drip-feed server).
+    delay: float = 0.0
     redirect_port: int = 25
     port: int = 0
     requests: int = 0
@@ -75,8 +91,11 @@ class HostileProspero:
             return []
         if self.kind == "endless":
             first = 1 if not packet.is_control else packet.rthru + 1
-            return [self._packet(cid, seq, ack=seq == first + WINDOW - 1, payload=listing_payload(seq * 20))
-                    for seq in range(first, first + WINDOW)]  # fmt: skip
+            total = -(-self.count // lines_per_packet(self.pad, self.size)) if self.count else 0
+            last = first + self.window - 1 if not total else min(first + self.window - 1, total)
+            payloads = [listing_payload(seq, self.count, self.pad, self.size) for seq in range(first, last + 1)]
+            return [self._packet(cid, seq, total=total, ack=seq == last, payload=payload)
+                    for seq, payload in enumerate(payloads, first)]  # fmt: skip
         if packet.is_control:
             return []
         if self.kind == "packets":
@@ -104,6 +123,8 @@ class HostileProspero:
                 for reply in self.answer(packet):
                     self.sent += 1
                     await sock.sendto(reply, address)
+                    if self.delay:
+                        await trio.sleep(self.delay)
 
 
 @asynccontextmanager

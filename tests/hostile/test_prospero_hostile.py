@@ -90,7 +90,7 @@ async def test_endless_listing_stops_at_the_packet_cap() -> None:
 @pytest.mark.parametrize(
     ("limit", "said"),
     [("listing_entries=500", "more than 500 lines (links, attributes)"),
-     ("listing_bytes=100000", "more than 100000 bytes in one Prospero reply"),
+     ("listing_bytes=100000", "more than 100000 bytes of a Prospero reply (as held in memory)"),
      ("ardp_packets=40", "more than 40 ARDP packets")],
 )  # fmt: skip
 async def test_endless_listing_stops_at_each_cap(limit: str, said: str) -> None:
@@ -100,6 +100,24 @@ async def test_endless_listing_stops_at_each_cap(limit: str, said: str) -> None:
     assert said in one_error_line(done.stderr)
     assert f"--limit {limit.split('=')[0]}=N".encode() in done.stderr
     assert server.sent < 200  # stopped within a few windows of the cap
+
+
+async def test_oversized_datagrams_count_as_the_packets_they_would_fill() -> None:
+    # 60000-octet datagrams (48 packets' worth each): the cap bounds the bytes, not the datagram count.
+    async with serving(HostileProspero("endless", size=60_000, window=2)) as server:
+        done, _ = await fetch(f"prospero://127.0.0.1:{server.port}//pub")
+    assert done.returncode == 7
+    assert "more than 4096 ARDP packets (of 1250 octets) in one reply" in one_error_line(done.stderr)
+    assert server.sent <= 4096 // 48 + 16
+
+
+async def test_a_listing_that_drips_is_bounded_by_timeout_as_a_whole() -> None:
+    # A packet every 0.2 s is progress, but progress does not extend --timeout for a listing.
+    async with serving(HostileProspero("endless", delay=0.2)) as server:
+        done, elapsed = await fetch("--timeout", "2", f"prospero://127.0.0.1:{server.port}//pub")
+    assert done.returncode == 8
+    assert "reply was still incomplete after 2 s" in one_error_line(done.stderr)
+    assert elapsed < 6
 
 
 async def test_announced_packet_count_past_the_cap_is_refused_at_the_first_packet() -> None:
