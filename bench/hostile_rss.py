@@ -226,6 +226,47 @@ CASES.update({
 })  # fmt: skip
 
 
+# -- WAIS and Prospero ------------------------------------------------------------
+
+
+def wais_route(kind: str, **options: Any) -> Factory:
+    """A tests/hostile/wais_hostile.py server of that kind; the URL is a search."""
+
+    async def start(nursery: trio.Nursery) -> str:
+        from tests.hostile.wais_hostile import HostileWais
+
+        return f"wais://127.0.0.1:{await _serve(nursery, HostileWais(kind, **options))}/db?x"
+
+    return start
+
+
+def prospero_route(kind: str, **options: Any) -> Factory:
+    """A tests/hostile/prospero_hostile.py server (ARDP over UDP) of that kind; the URL is a listing."""
+
+    async def start(nursery: trio.Nursery) -> str:
+        from tests.hostile.prospero_hostile import HostileProspero
+
+        port = await nursery.start(HostileProspero(kind, **options).serve)
+        return f"prospero://127.0.0.1:{port}//pub"
+
+    return start
+
+
+# --wais-chunk only lets the client offer a reply size the attack fits in; no cap is changed.
+WAIS_PROSPERO_CASES: dict[str, Case] = {
+    "wais_declared_2gib": Case(wais_route("declared", length=2**31), "WAIS: a reply header announcing 2 GiB"),
+    "wais_hit_flood": Case(wais_route("hits", count=2_400_000), "WAIS: 2.4 million hits (15 MB) in one reply",
+                           ("--wais-chunk", "15000000")),
+    "wais_huge_field": Case(wais_route("field", size=15_000_000), "WAIS: one 15 MB headline",
+                            ("--wais-chunk", "15500000")),
+    "prospero_endless_listing": Case(prospero_route("endless"), "Prospero: a listing without end (no packet total)"),
+    "prospero_fat_datagrams": Case(prospero_route("endless", pad=140, size=60_000, window=2),
+                                   "Prospero: an endless listing of long names in 60000-octet datagrams"),
+    "prospero_packet_count": Case(prospero_route("packets", total=60_000), "Prospero: a reply of 60000 packets"),
+}  # fmt: skip
+CASES.update(WAIS_PROSPERO_CASES)
+
+
 # -- the harness ------------------------------------------------------------------
 
 

@@ -5,8 +5,11 @@
 Each case starts one server of tests/hostile/ (wais_hostile.py,
 prospero_hostile.py) in a process of its own, runs `python -m fetcher`
 against it as a child of this (small) process and reads the child's peak
-RSS from rusage (a forked child's figure includes its parent's memory, so
-the server must not live here).
+RSS from rusage.  A child's figure includes what its parent held when it
+started, so the server must not live in the measuring process: the
+default-limit cases are also rows of bench/hostile_rss.py, which runs its
+servers in-process, and there they are upper bounds.
+
 It prints one row per case (exit code, seconds, peak RSS) and exits 1 if a
 case ends with another exit code than expected, or a case run with the
 default limits is over the budget.  Cases marked "raised" lift a cap
@@ -57,7 +60,7 @@ CASES = [
     Case("wais-field-15mib", "one 15 MB headline; --wais-chunk raised so it is accepted",
          "wais", "field", {"size": 15_000_000}, ("--wais-chunk", "15500000")),
     Case("prospero-endless", "an endless listing (LINK lines, no packet total)", "prospero", "endless"),
-    Case("prospero-endless-65535", "the endless listing with --limit ardp_packets=65535 (the entries cap ends it)",
+    Case("prospero-endless-65535", "the endless listing with --limit ardp_packets=65535 (the listing caps end it)",
          "prospero", "endless", {}, ("--limit", "ardp_packets=65535"), default_limits=False),
     Case("prospero-listing-170k", "a listing of 170,000 links that ends, just under the caps: read, kept and "
          "printed", "prospero", "endless", {"count": 170_000},

@@ -10,7 +10,9 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import trio
@@ -19,7 +21,7 @@ from fetcher.client import Client
 from fetcher.errors import ConnectError, UnsafeURL
 from fetcher.guard import DEFAULT_POLICY
 from schemes.prospero import ardp, protocol, transport
-from tests.conftest import run_fetch
+from tests.conftest import ROOT, run_fetch
 from tests.servers.prospero import Directory, Link, Node, serve_prospero
 
 from .prospero_hostile import ESCAPES, HostileProspero, closed_udp_port, serving
@@ -170,3 +172,16 @@ async def test_escape_sequences_in_names_and_attributes_are_escaped() -> None:
     assert b"\\x1b[2J" in traced.stderr and b"KEYWORD" in traced.stderr  # traced, escaped
     names = [json.loads(line).get("name") for line in as_json.stdout.splitlines() if line.strip()]
     assert f"{ESCAPES}name" in names  # JSON carries the server's bytes exactly, encoded as JSON escapes
+
+
+# -- the memory bench stays runnable -------------------------------------------------------
+
+
+async def test_the_hostile_rss_bench_measures_a_prospero_case(tmp_path: Path) -> None:
+    report = tmp_path / "rss.json"
+    argv = [sys.executable, "-m", "bench.hostile_rss", "--case", "prospero_packet_count", "--json", str(report)]
+    done = await trio.run_process(argv, cwd=ROOT, capture_stdout=True, capture_stderr=True, check=False)
+    assert done.returncode == 0, done.stderr
+    (outcome,) = json.loads(report.read_text())
+    assert outcome["exit_code"] == 7 and 0 < outcome["peak_rss_mib"] < 256
+    assert outcome["message"].startswith("fetch: the server sent more than 4096 ARDP packets in one reply")
