@@ -8,8 +8,9 @@ inside a running trio or asyncio loop it raises `fetcher.errors.UsageError`
 at once: blocking there would freeze every other task of that loop (use
 `await fetcher.fetch(...)` or a `Client` instead).
 
-Settings are the keyword arguments of `fetcher.Client` (`timeout=20`,
-`allow_ports={8021}`, ...).
+Settings are given as for `fetcher.Client`: keyword arguments
+(`timeout=20`, `allow_ports={8021}`, ...), or a typed `fetcher.Settings`
+value as `settings=`, or both (the keywords override the value).
 """
 
 from __future__ import annotations
@@ -18,16 +19,15 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import trio
 
 from .client import Client, Fetched, Outcome
 from .errors import UsageError
+from .settings import Settings
 from .sink import Download
 from .url import URL
-
-T = TypeVar("T")
 
 
 def running_loop() -> str | None:
@@ -44,7 +44,7 @@ def running_loop() -> str | None:
     return None
 
 
-def _run(name: str, function: Callable[[Client], Any], settings: dict[str, Any]) -> Any:
+def _run(name: str, function: Callable[[Client], Any], settings: Settings | None, overrides: dict[str, Any]) -> Any:
     loop = running_loop()
     if loop is not None:
         helper = "trio.to_thread.run_sync" if loop == "trio" else "asyncio.to_thread"
@@ -55,32 +55,39 @@ def _run(name: str, function: Callable[[Client], Any], settings: dict[str, Any])
         )
 
     async def main() -> Any:
-        async with Client(**settings) as client:
+        async with Client(settings, **overrides) as client:
             return await function(client)
 
     return trio.run(main)
 
 
-def fetch_sync(url: URL | str, **settings: Any) -> Fetched:
+def fetch_sync(url: URL | str, *, settings: Settings | None = None, **overrides: Any) -> Fetched:
     """Retrieve `url` into memory and return it: bytes for documents, entries for listings.
 
-    The blocking form of `await fetcher.fetch(url, **settings)`; raises the
+    The blocking form of `await fetcher.fetch(url, **overrides)`; raises the
     same `fetcher.errors.FetchError` subclasses.
     """
-    result: Fetched = _run("fetch_sync", lambda client: client.fetch(url), settings)
+    result: Fetched = _run("fetch_sync", lambda client: client.fetch(url), settings, overrides)
     return result
 
 
 def download_sync(
-    url: URL | str, path: str | os.PathLike[str], *, resume: bool = False, **settings: Any
+    url: URL | str,
+    path: str | os.PathLike[str],
+    *,
+    resume: bool = False,
+    settings: Settings | None = None,
+    **overrides: Any,
 ) -> Download:
     """Save the document at `url` to `path` (written as `path.part`, renamed when complete).
 
     With `resume=True` an existing `path.part` is continued where the
     protocol allows (FTP REST, HTTP Range, local files).  The blocking form
-    of `await Client(**settings).download(url, path, resume=resume)`.
+    of `await Client(settings, **overrides).download(url, path, resume=resume)`.
     """
-    result: Download = _run("download_sync", lambda client: client.download(url, path, resume=resume), settings)
+    result: Download = _run(
+        "download_sync", lambda client: client.download(url, path, resume=resume), settings, overrides
+    )
     return result
 
 
@@ -90,7 +97,8 @@ def fetch_all_sync(
     destination: Callable[[URL], Path] | None = None,
     resume: bool = False,
     on_outcome: Callable[[Outcome], None] | None = None,
-    **settings: Any,
+    settings: Settings | None = None,
+    **overrides: Any,
 ) -> list[Outcome]:
     """Retrieve many URLs concurrently; return one `Outcome` per URL, in the order they completed.
 
@@ -111,5 +119,5 @@ def fetch_all_sync(
                     on_outcome(outcome)
         return outcomes
 
-    result: list[Outcome] = _run("fetch_all_sync", collect, settings)
+    result: list[Outcome] = _run("fetch_all_sync", collect, settings, overrides)
     return result

@@ -50,6 +50,17 @@ async def test_fetch_sync_passes_settings_to_the_client(server: HTTPTestServer) 
         await trio.to_thread.run_sync(lambda: fetcher.fetch_sync(server.url("/big.bin"), max_size=100))
 
 
+async def test_a_typed_settings_value_and_keywords_that_override_it(server: HTTPTestServer) -> None:
+    small = fetcher.Settings(max_size=100)
+    with pytest.raises(TooLarge):
+        await trio.to_thread.run_sync(lambda: fetcher.fetch_sync(server.url("/big.bin"), settings=small))
+    result = await trio.to_thread.run_sync(
+        lambda: fetcher.fetch_sync(server.url("/big.bin"), settings=small, max_size=None)
+    )
+    assert result.content == BIG
+    assert small.max_size == 100  # the caller's value is not changed
+
+
 async def test_download_sync_resumes_a_part_file(server: HTTPTestServer, tmp_path: Path) -> None:
     target = tmp_path / "big.bin"
     (tmp_path / "big.bin.part").write_bytes(BIG[:1000])

@@ -21,7 +21,7 @@ from fetcher import Client, Download, Entry, Fetched, FileURL, Outcome, Settings
 
 def blocking(directory: Path) -> list[str]:
     lines: list[str] = []
-    result: Fetched = fetch_sync(f"file://{directory}/hello.txt", timeout=5.0)
+    result: Fetched = fetch_sync(f"file://{directory}/hello.txt", settings=Settings(timeout=5.0), max_size=1 << 20)
     lines.append(f"fetch_sync: {result.kind} {result.content!r}")
     saved: Download = fetcher.download_sync(f"file://{directory}/hello.txt", directory / "copy.txt", resume=True)
     lines.append(f"download_sync: {saved.bytes} bytes to {saved.path.name}")
