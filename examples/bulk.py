@@ -17,7 +17,8 @@ from pathlib import Path
 import trio
 
 from fetcher import URL, Client, URLError, parse_url
-from fetcher.bulk import Layout, read_url_lines
+from fetcher.bulk import read_url_lines
+from fetcher.layout import Layout
 from fetcher.text import safe_text
 
 

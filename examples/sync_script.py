@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import fetcher
-from fetcher.bulk import Layout
+from fetcher.layout import Layout
 from fetcher.text import safe_text
 
 
