@@ -321,3 +321,24 @@ async def test_the_hostile_rss_bench_measures_a_case(tmp_path: Path) -> None:
     assert outcome["case"] == "ftp_endless_reply" and outcome["exit_code"] == 7
     assert 0 < outcome["peak_rss_mib"] < 256
     assert outcome["message"].startswith("fetch: the server sent more than 10000 lines in one FTP reply")
+
+
+async def test_listed_names_never_write_outside_the_output_directory(tmp_path: Path) -> None:
+    files = {"/escape.txt": b"outside\n", "/top/sub/inner.txt": HELLO}
+    odd = [b"../../escape.txt", b"/escape.txt", b"\x1b[31mred\x07"]
+    server = HostileFtpServer(files, hostile=Hostile(odd_names=odd))
+    out = tmp_path / "deep" / "out"
+    async with serving(server):
+        done = await cli("-r", "--layout", "tree", "-d", str(out), f"{server.url}/top/sub/")
+    assert done.returncode == 1, done.stderr  # a bulk run where one URL (the ESC name: 550) failed
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert written and all(out in path.parents for path in written)
+    assert any(path.read_bytes() == HELLO for path in written)
+    assert all("\x1b" not in str(path) and "\x07" not in str(path) for path in written)
+    # The odd names were asked for by name, percent-decoded, in the listed directory.
+    assert "RETR ../../escape.txt" in server.commands
+    # What the server sent for those names landed inside, under the listed directory.
+    (host,) = out.iterdir()
+    inside = host / "top" / "sub"
+    saved = sorted(path.read_bytes() for path in written if path.parent == inside and path.suffix == ".txt")
+    assert saved == [HELLO, b"outside\n", b"outside\n"]
