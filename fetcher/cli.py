@@ -482,12 +482,17 @@ def _print_resource_meta(resource: Resource, args: argparse.Namespace, target: A
         assert resource.advisory is not None
         text = render.advisory_json(resource.advisory) if args.json else render.advisory_text(resource.advisory)
     if target is not None:
-        try:
-            target.write_text(text, encoding="utf-8")
-        except OSError as error:
-            from .sink import output_error
+        from .sink import inspect_target, output_error, write_file
 
-            raise output_error(error, target) from None
+        data = text.encode("utf-8", "surrogateescape")
+        if args.output and inspect_target(target) == "special":  # -o /dev/null, a FIFO: in place
+            try:
+                with open(target, "wb") as sink:
+                    sink.write(data)
+            except OSError as error:
+                raise output_error(error, target) from None
+            return
+        write_file(target, data)  # via NAME.part, never through a symlink planted there
         return
     sys.stdout.write(text)
     sys.stdout.flush()

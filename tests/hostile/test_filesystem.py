@@ -385,3 +385,23 @@ def test_skip_done_reports_bad_lines_and_keeps_every_name(
     assert (out / "doc.2").read_bytes() == b"new"
     records = load_done(str(manifest))
     assert len(records.problems) == 2
+
+
+def test_a_listing_saved_with_dash_o_uppercase_never_follows_a_planted_symlink(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "a.txt").write_bytes(b"")
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "src").symlink_to(victim)
+    assert main(["-O", "--output-dir", str(out), f"file://{source}/"]) == 0
+    assert victim.read_bytes() == b"precious"
+    assert not (out / "src").is_symlink() and "a.txt" in (out / "src").read_text()
+    link = tmp_path / "null"
+    link.symlink_to("/dev/null")
+    assert main(["-o", str(link), f"file://{source}/"]) == 0
+    assert link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
