@@ -174,6 +174,7 @@ class Connection:
         #: reply, and how many bytes had arrived when it was set.
         self._deadline: float | None = None
         self._deadline_mark = 0
+        self._deadline_what = ""
         self._received = 0
 
     def __repr__(self) -> str:
@@ -208,17 +209,20 @@ class Connection:
         self.stream = tls_stream
 
     @contextmanager
-    def within(self, seconds: float | None = None) -> Iterator[None]:
+    def within(self, seconds: float | None = None, *, what: str = "its reply") -> Iterator[None]:
         """Bound every read inside the block by one deadline: a whole line or reply,
-        not each read (a server dripping a byte now and then cannot hold it open)."""
-        end = trio.current_time() + (self.timeout if seconds is None else seconds)
-        previous, mark = self._deadline, self._deadline_mark
-        self._deadline = end if previous is None else min(previous, end)
-        self._deadline_mark = self._received if previous is None else mark
+        not each read (a server dripping a byte now and then cannot hold it open).
+        Nested blocks keep the outer (earlier) deadline."""
+        span = self.timeout if seconds is None else seconds
+        end = trio.current_time() + span
+        saved = self._deadline, self._deadline_mark, self._deadline_what
+        if self._deadline is None or end < self._deadline:
+            self._deadline, self._deadline_what = end, f"{what} within {span:g} s"
+            self._deadline_mark = self._received
         try:
             yield
         finally:
-            self._deadline, self._deadline_mark = previous, mark
+            self._deadline, self._deadline_mark, self._deadline_what = saved
 
     async def _receive(self, max_bytes: int, doing: str) -> bytes:
         """One read from the stream under the timeouts; b"" (and EOF noted) at end of stream.
@@ -248,8 +252,7 @@ class Connection:
                 raise budget.too_slow() from None
             if why == "deadline" and self._received > self._deadline_mark:
                 raise Timeout(
-                    f"{self.host}:{self.port} did not finish {doing.removeprefix('reading ')} "
-                    f"within {self.timeout:g} s",
+                    f"{self.host}:{self.port} did not finish {self._deadline_what}",
                     hint="the server sends too slowly; raise --timeout if it is just slow",
                 ) from None
             raise self._timed_out(doing) from None
@@ -289,7 +292,7 @@ class Connection:
         than `limit` raises LimitExceeded naming it, however it arrived.  The
         whole line must arrive within --timeout (`within`), not each read of it.
         """
-        with self.within():
+        with self.within(what="a line"):
             return await self._read_line(limit, limit_name)
 
     async def _read_line(self, limit: int, limit_name: str | None) -> bytes:

@@ -75,17 +75,18 @@ class Control:
     async def read_reply(self) -> Reply:
         """The next complete reply; the connection is unusable after any error here."""
         try:
-            while True:
-                line = await self._read_line()
-                if not line:
-                    raise ProtocolError(
-                        f"{self.conn.host}:{self.conn.port} closed the control connection",
-                        hint="the server hung up; try again",
-                    )
-                self.conn.trace_received(line)
-                reply = self.reader.feed(line)
-                if reply is not None:
-                    break
+            with self.conn.within():  # the whole (multi-line) reply within --timeout
+                while True:
+                    line = await self._read_line()
+                    if not line:
+                        raise ProtocolError(
+                            f"{self.conn.host}:{self.conn.port} closed the control connection",
+                            hint="the server hung up; try again",
+                        )
+                    self.conn.trace_received(line)
+                    reply = self.reader.feed(line)
+                    if reply is not None:
+                        break
         except BaseException:
             self.healthy = False
             raise

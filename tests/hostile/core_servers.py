@@ -174,6 +174,19 @@ def ftp_banner_drip(interval: float = 0.3) -> Script:
     return script
 
 
+def ftp_banner_lines(interval: float = 0.3) -> Script:
+    """A multi-line FTP greeting: every line complete and prompt, the reply never ending."""
+
+    async def script(peer: Peer) -> None:
+        number = 0
+        while True:
+            number += 1
+            await peer.send(b"220-welcome, line %d\r\n" % number)
+            await trio.sleep(interval)
+
+    return script
+
+
 def gopher_drip(interval: float = 0.3) -> Script:
     """A Gopher text document, one byte per interval, never ending."""
 

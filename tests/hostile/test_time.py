@@ -21,6 +21,7 @@ from tests.hostile.core_servers import (
     HostileServer,
     Script,
     ftp_banner_drip,
+    ftp_banner_lines,
     gopher_drip,
     hostile,
     http_drip,
@@ -91,15 +92,18 @@ async def test_ftp_data_connection_drip() -> None:
     assert code == 8 and one_error(err) == f"fetch: {url} took longer than --max-time 1 s"
 
 
-@pytest.mark.parametrize(("kind", "script"), CASES[1:3], ids=["http-head", "ftp-banner"])
-async def test_a_dripping_protocol_line_ends_after_timeout(kind: str, script: Callable[[], Script]) -> None:
-    """No --max-time, no speed rule: a line or head must still be complete within --timeout."""
+@pytest.mark.parametrize(
+    ("kind", "script", "what"),
+    [(*CASES[1], "its reply"), (*CASES[2], "its reply"), ("ftp", ftp_banner_lines, "its reply")],
+    ids=["http-head", "ftp-banner", "ftp-multi-line-banner"],
+)
+async def test_a_dripping_protocol_line_ends_after_timeout(kind: str, script: Callable[[], Script], what: str) -> None:
+    """No --max-time, no speed rule: a line, a head or a reply must still be complete within --timeout."""
     async with hostile(script()) as server:
         url = url_for(kind, server)
         code, err = await cli("--timeout", "1", url)
     assert code == 8
-    line = one_error(err)
-    assert f"127.0.0.1:{server.port} did not finish" in line and "within 1 s" in line
+    assert one_error(err) == f"fetch: 127.0.0.1:{server.port} did not finish {what} within 1 s ({url})"
 
 
 @pytest.mark.parametrize(("kind", "script"), [CASES[0], CASES[3]], ids=["http-body", "gopher-body"])
