@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
@@ -185,6 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
     bulk.add_argument("--depth", type=_zero_or_more, default=5, metavar="N")
     bulk.add_argument("--span-hosts", action="store_true")
     bulk.add_argument("--follow-schemes", metavar="LIST", help="schemes recursion may cross into")
+    warc = parser.add_argument_group("archiving (WARC; needs the 'warc' extra)")
+    warc.add_argument("--warc-file", metavar="NAME", help="also archive every retrieval in NAME.warc.gz")
+    warc.add_argument("--warc-max-size", type=_positive_size, metavar="SIZE",
+                      help="start a new file past SIZE bytes (NAME-00000.warc.gz, ...)")  # fmt: skip
+    warc.add_argument("--warc-cdx", action="store_true", help="write a CDXJ index NAME.cdxj beside it")
+    warc.add_argument("--warc-dedup", action="store_true", help="revisit records for payloads already archived")
     return parser
 
 
@@ -314,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("fetch: give at least one URL (or -i FILE)\n")
         return 2
     restore = _install_logging(args.verbose)
+    args.argv = ["fetch", *(sys.argv[1:] if argv is None else argv)]
     try:
         return _main(args)
     finally:
@@ -326,13 +334,14 @@ def _main(args: argparse.Namespace) -> int:
     from .errors import FetchError, UsageError
 
     try:
-        if is_bulk(args):
-            from .bulk import run_bulk
+        with _archive(args):
+            if is_bulk(args):
+                from .bulk import run_bulk
 
-            return trio.run(run_bulk, args, settings_from_args(args))
-        if args.output and len(args.urls) > 1:
-            raise UsageError("-o names one file; give one URL, or use -d DIR for many")
-        return trio.run(_run_urls, args)
+                return trio.run(run_bulk, args, settings_from_args(args))
+            if args.output and len(args.urls) > 1:
+                raise UsageError("-o names one file; give one URL, or use -d DIR for many")
+            return trio.run(_run_urls, args)
     except KeyboardInterrupt:
         sys.stderr.write("fetch: interrupted\n")
         return 130
@@ -357,6 +366,38 @@ def _main(args: argparse.Namespace) -> int:
                 report(first)
                 return first.exit_code
         raise
+
+
+@contextmanager
+def _archive(args: argparse.Namespace) -> Iterator[None]:
+    """With --warc-file, record every retrieval of the run (warcio is imported only then)."""
+    from .errors import UsageError
+
+    if args.warc_file is None:
+        if args.warc_max_size is not None or args.warc_cdx or args.warc_dedup:
+            raise UsageError("--warc-max-size, --warc-cdx and --warc-dedup need --warc-file NAME")
+        yield
+        return
+    try:
+        from .warc import WarcRecorder
+    except ImportError:
+        raise UsageError(
+            "--warc-file needs the warcio library", hint="pip install 'fetcher-rfc1738[warc]' (or: pip install warcio)"
+        ) from None
+    from .tap import recording
+
+    try:
+        recorder = WarcRecorder(args.warc_file, max_size=args.warc_max_size, cdx=args.warc_cdx,
+                                dedup=args.warc_dedup, command_line=args.argv)  # fmt: skip
+    except OSError as error:
+        from .errors import OutputError
+
+        raise OutputError(f"cannot write the WARC file {args.warc_file!r}: {error.strerror or error}") from None
+    try:
+        with recording(recorder):
+            yield
+    finally:
+        recorder.close()
 
 
 #: Exit code when the reader of stdout went away (`fetch URL | head`): 128 + SIGPIPE, as a shell reports it.

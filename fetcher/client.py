@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from . import guard
+from . import guard, tap
 from .batch import FetchAll
 from .errors import FetchError, ProtocolError, UsageError
 from .net import Budget, Connection, current_budget, open_connection, trace
@@ -73,6 +73,8 @@ class Session:
         #: (scheme, host, port) the -u credentials were given for.
         self.user_origin = user_origin if user_origin is not None else self.origin.origin
         self.trace = trace
+        #: What this retrieval says and hears, for an archive (None unless recording).
+        self.tap: tap.Tap | None = None
 
     def __repr__(self) -> str:
         return f"<Session {self.url.redacted()} hops={self.hops}>"
@@ -142,6 +144,8 @@ class Session:
             )
         guard.check_redirect(self.url, url, self.policy, also=schemes)
         trace.debug("* %s to %s", reason, url.redacted())
+        if self.tap is not None:
+            await self.tap.commit(hop=True)
         return await self.client._open(
             url, offset=self.offset, hops=self.hops + 1, origin=self.origin, user_origin=self.user_origin
         )
@@ -253,7 +257,15 @@ class Client:
         if user_origin is None:
             user_origin = _bulk_user_origin.get()
         session = Session(self, url, offset=offset, hops=hops, origin=origin, user_origin=user_origin)
-        resource = await handler.open(url, session)
+        session.tap = tap.start(url.redacted(), url.scheme)
+        try:
+            resource = await handler.open(url, session)
+        except BaseException:
+            if session.tap is not None:
+                session.tap.discard()
+            raise
+        if session.tap is not None and resource.tap is None and not session.tap.closed:
+            resource.tap = session.tap
         if resource.max_size is None:
             resource.max_size = self.settings.max_size
         return resource

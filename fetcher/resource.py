@@ -6,13 +6,16 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 
 from .errors import TooLarge
 from .net import Budget, current_budget
 from .url import URL
+
+if TYPE_CHECKING:
+    from .tap import Tap
 
 Kind = Literal["document", "listing", "advisory"]
 
@@ -116,6 +119,8 @@ class Resource:
         self._body = body
         self._closer = closer
         self._closed = False
+        #: The archive tap of this retrieval (fetcher.tap), when something records.
+        self.tap: Tap | None = None
 
     def __repr__(self) -> str:
         return f"<Resource {self.kind} {self.url} type={self.content_type} size={self.size}>"
@@ -126,6 +131,7 @@ class Resource:
         body, self._body = self._body, None
         limit = self.max_size
         budget = self.budget
+        tap = self.tap
         while True:
             # Each read runs under this resource's time rules (even when the
             # caller reads several resources in turn), with the deadline as a
@@ -135,6 +141,8 @@ class Resource:
                 with trio.move_on_at(budget.deadline if budget is not None else math.inf) as scope:
                     chunk = await body.__anext__()
             except StopAsyncIteration:
+                if tap is not None:
+                    tap.complete = True
                 return
             finally:
                 if token is not None:
@@ -149,6 +157,8 @@ class Resource:
                     hint="raise --max-size if you expected this",
                     url=str(self.url),
                 )
+            if tap is not None:
+                tap.payload(chunk)
             yield chunk
 
     async def read(self) -> bytes:
@@ -161,13 +171,27 @@ class Resource:
             return
         self._closed = True
         body, self._body = self._body, None
-        if body is not None and hasattr(body, "aclose"):
-            await body.aclose()
-        if self._closer is not None:
-            await self._closer()
+        tap, self.tap = self.tap, None
+        try:
+            if body is not None and hasattr(body, "aclose"):
+                await body.aclose()
+            if self._closer is not None:
+                await self._closer()
+        finally:
+            if tap is not None:
+                await _settle_tap(tap, self)
 
     async def __aenter__(self) -> Resource:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+async def _settle_tap(tap: Tap, resource: Resource) -> None:
+    """Archive a retrieval that completed (a document read to its end); forget one that did not."""
+    if resource.kind != "document" or tap.complete:
+        with trio.CancelScope(shield=True):
+            await tap.commit(resource)
+    else:
+        tap.discard()

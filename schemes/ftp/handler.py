@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from fetcher import tap as archive
 from fetcher.client import Session
 from fetcher.errors import AuthError, LimitExceeded, ProtocolError, TransientError, UsageError
 from fetcher.net import Connection, trace
@@ -332,8 +333,11 @@ class Handler:
                 return reply, False
             if control.tls_data:
                 await control.start_data_tls(data, session.ssl_context(), url.host)
+            tap = archive.current()
             try:
                 async for chunk in data.iter_to_close():
+                    if tap is not None:  # the listing as the server sent it, for an archive
+                        tap.listing(chunk, f"text/x-ftp-{verb.lower()}-listing")
                     consume(chunk)
             except LimitExceeded:
                 control.healthy = False

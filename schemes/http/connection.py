@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 
 import h11
 
+from fetcher import tap as archive
 from fetcher.errors import ProtocolError, UnsafeURL
 from fetcher.net import Connection
 from fetcher.settings import DEFAULT_LIMITS, Limits
@@ -72,6 +73,8 @@ class HTTPConnection:
         self._length: int | None = None
         self._chunked = False
         self._keep_alive = False
+        #: The archive tap of the current exchange (fetcher.tap), when something records.
+        self._tap: archive.Tap | None = None
 
     def __repr__(self) -> str:
         return f"<HTTPConnection {self.connection.host}:{self.connection.port} requests={self.requests}>"
@@ -108,6 +111,10 @@ class HTTPConnection:
             for line in head.trace_lines():
                 trace.debug("> %s", escape(line))
         assert data is not None
+        self._tap = archive.current() if head.method != "CONNECT" else None
+        if self._tap is not None:
+            # The request as sent, with Authorization values masked as in the trace.
+            self._tap.request(("\r\n".join(head.trace_lines()) + "\r\n\r\n").encode("latin-1", "replace"))
         await self.connection.send_all(data)
 
     async def next_event(self) -> h11.Event:
@@ -118,6 +125,8 @@ class HTTPConnection:
                 return event
             data = await self.connection.receive_some()
             self.received += len(data)
+            if self._tap is not None:
+                self._tap.response(data)
             self.reader.receive_data(data)
 
     async def receive_response(self) -> h11.Response:
@@ -238,6 +247,8 @@ class HTTPConnection:
                 )
             self.received += len(data)
             remaining -= len(data)
+            if self._tap is not None:
+                self._tap.response(data)
             yield data
         if self._keep_alive:
             self.reader.fresh()

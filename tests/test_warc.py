@@ -1,0 +1,250 @@
+"""--warc-file: every scheme's retrievals archived as WARC/1.1, read back with warcio.
+
+Each test runs the real `fetch` command against an in-repo server, then
+reads the WARC with warcio's ArchiveIterator (digests checked) and its
+`warcio check` command, and compares the archived payload with the bytes
+fetched, byte for byte.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+pytest.importorskip("warcio", reason="the 'warc' extra is not installed (pip install '.[warc]')")
+
+from warcio.archiveiterator import ArchiveIterator
+
+from tests.conftest import run_fetch
+from tests.servers.ftp_fake import FakeFtpServer, serving
+from tests.servers.http_server import HTTPTestServer, gzipped, redirect
+
+pytestmark = pytest.mark.usefixtures("no_netrc")
+
+BODY = bytes(range(256)) * 1024 + b"tail\n"  # 256 KiB and a bit: more than the spool keeps in memory
+
+
+async def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return await trio.to_thread.run_sync(lambda: run_fetch(*args, cwd=cwd, timeout=60))
+
+
+class Record:
+    """One record as read back: its WARC headers, HTTP headers (if any) and payload."""
+
+    def __init__(self, record: Any) -> None:
+        self.type: str = record.rec_type
+        self.headers = {name: value for name, value in record.rec_headers.headers}
+        self.http = record.http_headers
+        self.raw: bytes = record.raw_stream.read()
+        self.url = self.headers.get("WARC-Target-URI")
+        self.content_type = self.headers.get("Content-Type")
+
+    def __repr__(self) -> str:
+        return f"<Record {self.type} {self.url} {self.content_type}>"
+
+
+def read_warc(path: Path) -> list[Record]:
+    """Every record, with warcio checking each digest as it reads; and `warcio check` on the file."""
+    records = []
+    with open(path, "rb") as stream:
+        for record in ArchiveIterator(stream, check_digests="raise"):
+            records.append(Record(record))
+    checked = subprocess.run(
+        [sys.executable, "-m", "warcio.cli", "check", "-v", str(path)], capture_output=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert b"digest pass" in checked.stdout
+    assert records[0].type == "warcinfo"
+    return records
+
+
+def dialogue(records: list[Record], url_part: str) -> str:
+    found = [r for r in records if r.type == "metadata" and url_part in (r.url or "")]
+    assert found, f"no metadata record for {url_part}: {records}"
+    return found[-1].raw.decode("utf-8")
+
+
+# -- HTTP -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def http(nursery: trio.Nursery) -> HTTPTestServer:
+    server = HTTPTestServer()
+    server.add("/body.bin", BODY, content_type="application/octet-stream")
+    server.add("/gz.txt", gzipped(b"gzip me " * 1000), content_type="text/plain",
+               headers=[("Content-Encoding", "gzip")])  # fmt: skip
+    server.add("/chunked.txt", b"chunk " * 5000, content_type="text/plain", chunked=True)
+    server.routes["/moved"] = redirect("/body.bin")
+    await nursery.start(server.serve)
+    return server
+
+
+async def test_http_request_and_response_records_hold_the_wire_bytes(http: HTTPTestServer, tmp_path: Path) -> None:
+    done = await cli("--warc-file", "out", "-o", "got.bin", http.url("/body.bin"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "got.bin").read_bytes() == BODY
+    records = read_warc(tmp_path / "out.warc.gz")
+    assert [r.type for r in records] == ["warcinfo", "response", "request"]
+    response, request = records[1], records[2]
+    assert response.url == request.url == http.url("/body.bin")
+    assert response.content_type == "application/http; msgtype=response"
+    assert response.http.get_statuscode() == "200"
+    assert response.raw == BODY
+    assert request.headers["WARC-Concurrent-To"] == response.headers["WARC-Record-ID"]
+    assert request.http.protocol == "GET"
+    assert request.http.get_header("Host") == f"127.0.0.1:{http.port}"
+
+
+async def test_http_bodies_are_archived_before_content_decoding(http: HTTPTestServer, tmp_path: Path) -> None:
+    done = await cli("--warc-file", "out", http.url("/gz.txt"), http.url("/chunked.txt"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"gzip me " * 1000 + b"chunk " * 5000
+    records = read_warc(tmp_path / "out.warc.gz")
+    gz = next(r for r in records if r.type == "response" and r.url.endswith("/gz.txt"))
+    assert gz.raw == gzipped(b"gzip me " * 1000)  # as on the wire: still gzip
+    chunked = next(r for r in records if r.type == "response" and r.url.endswith("/chunked.txt"))
+    assert chunked.http.get_header("Transfer-Encoding") == "chunked"
+    assert b"chunk chunk" in chunked.raw and chunked.raw != b"chunk " * 5000  # chunk framing kept
+
+
+async def test_http_redirect_hops_are_archived(http: HTTPTestServer, tmp_path: Path) -> None:
+    done = await cli("--warc-file", "out", "-o", "got.bin", http.url("/moved"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    responses = [r for r in records if r.type == "response"]
+    assert [r.http.get_statuscode() for r in responses] == ["302", "200"]
+    assert responses[0].url == http.url("/moved") and responses[1].url == http.url("/body.bin")
+    assert responses[1].raw == BODY
+
+
+async def test_http_authorization_never_reaches_the_warc(http: HTTPTestServer, tmp_path: Path) -> None:
+    url = http.url("/body.bin").replace("http://", "http://alice:s3cret-pw@")
+    done = await cli("--warc-file", "out", "-o", "got.bin", url, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert http.requests[-1].header("authorization").startswith("Basic ")  # the server did get it
+    raw = gzip.decompress((tmp_path / "out.warc.gz").read_bytes())
+    assert b"s3cret-pw" not in raw
+    assert http.requests[-1].header("authorization")[6:].encode() not in raw
+    records = read_warc(tmp_path / "out.warc.gz")
+    request = next(r for r in records if r.type == "request")
+    assert request.http.get_header("Authorization") == "Basic ****"
+    assert "s3cret" not in json.dumps([r.headers for r in records])
+
+
+async def test_http_replay_with_warcio_tools(http: HTTPTestServer, tmp_path: Path) -> None:
+    """warcio's extractor serves a record back by offset, as a replay tool does from a CDX line."""
+    done = await cli("--warc-file", "out", "--warc-cdx", "-o", "got.bin", http.url("/body.bin"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "out.cdxj").read_text().splitlines()
+    assert len(lines) == 1
+    key, stamp, fields = lines[0].split(" ", 2)
+    entry = json.loads(fields)
+    assert key == f"127.0.0.1:{http.port})/body.bin" and len(stamp) == 14
+    assert entry["status"] == "200" and entry["mime"] == "application/octet-stream"
+    with open(tmp_path / entry["filename"], "rb") as stream:
+        stream.seek(int(entry["offset"]))
+        member = stream.read(int(entry["length"]))
+    record = next(iter(ArchiveIterator(io.BytesIO(member))))
+    assert record.rec_type == "response"
+    assert record.http_headers.get_statuscode() == "200"
+    assert record.content_stream().read() == BODY
+    assert entry["digest"] == record.rec_headers.get_header("WARC-Payload-Digest")
+
+
+# -- FTP --------------------------------------------------------------------------------
+
+FTP_FILES = {"/pub/a.txt": b"in pub\n", "/pub/big.bin": BODY, "/secret.txt": b"for alice\n"}
+
+
+async def test_ftp_resource_and_control_conversation(tmp_path: Path) -> None:
+    async with serving(FakeFtpServer(FTP_FILES, users={"anonymous": "", "alice": "pw-alice-9"})) as server:
+        done = await cli("--warc-file", "out", "-o", "got.bin", f"{server.url}/pub/big.bin", cwd=tmp_path)
+        secret = await cli("--warc-file", "alice", f"ftp://alice:pw-alice-9@127.0.0.1:{server.port}/secret.txt",
+                           cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    assert [r.type for r in records] == ["warcinfo", "resource", "metadata"]
+    resource, metadata = records[1], records[2]
+    assert resource.raw == BODY == (tmp_path / "got.bin").read_bytes()
+    assert resource.url == f"{server.url}/pub/big.bin"
+    assert metadata.content_type == "text/x-ftp-control-conversation"
+    assert metadata.headers["WARC-Concurrent-To"] == resource.headers["WARC-Record-ID"]
+    text = metadata.raw.decode()
+    assert "> USER anonymous" in text and "> RETR big.bin" in text and "< 226" in text
+    assert secret.returncode == 0, secret.stderr
+    assert secret.stdout == b"for alice\n"
+    raw = gzip.decompress((tmp_path / "alice.warc.gz").read_bytes())
+    assert b"pw-alice-9" not in raw
+    records = read_warc(tmp_path / "alice.warc.gz")
+    assert "> PASS ****" in dialogue(records, "secret.txt")
+    assert records[1].raw == b"for alice\n"
+
+
+async def test_ftp_listing_is_archived_as_the_server_sent_it(tmp_path: Path) -> None:
+    async with serving(FakeFtpServer(FTP_FILES)) as server:
+        done = await cli("--warc-file", "out", f"{server.url}/pub/", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    resource = next(r for r in records if r.type == "resource")
+    assert resource.content_type.startswith("text/x-ftp-")
+    assert b"a.txt" in resource.raw and b"big.bin" in resource.raw
+    assert b"\r\n" in resource.raw  # the wire form, not fetcher's rendering
+
+
+# -- failures, rotation, dedup -----------------------------------------------------------
+
+
+async def test_a_failed_fetch_leaves_a_valid_warc_of_what_completed(http: HTTPTestServer, tmp_path: Path) -> None:
+    done = await cli("--warc-file", "out", http.url("/body.bin"), http.url("/missing"), cwd=tmp_path)
+    assert done.returncode == 1
+    assert b"404" in done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    assert [r.type for r in records] == ["warcinfo", "response", "request"]
+    assert records[1].raw == BODY
+
+
+async def test_rotation_cdx_and_dedup(http: HTTPTestServer, tmp_path: Path) -> None:
+    url = http.url("/body.bin")
+    done = await cli("--warc-file", "run", "--warc-max-size", "500", "--warc-cdx", "--warc-dedup",
+                     url, url, http.url("/chunked.txt"), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    files = sorted(p.name for p in tmp_path.glob("run*.warc.gz"))
+    assert files == ["run-00000.warc.gz", "run-00001.warc.gz", "run-00002.warc.gz"]
+    first, second, _third = (read_warc(tmp_path / name) for name in files)
+    assert [r.type for r in first] == ["warcinfo", "response", "request"]
+    assert [r.type for r in second] == ["warcinfo", "revisit", "request"]
+    revisit = second[1]
+    assert revisit.headers["WARC-Payload-Digest"] == first[1].headers["WARC-Payload-Digest"]
+    assert revisit.headers["WARC-Refers-To"] == first[1].headers["WARC-Record-ID"]
+    assert revisit.headers["WARC-Refers-To-Target-URI"] == url
+    assert revisit.raw == b""  # the head only: the payload is in the first file
+    assert revisit.http.get_statuscode() == "200"
+    index = [line.split(" ", 2) for line in (tmp_path / "run.cdxj").read_text().splitlines()]
+    assert [json.loads(fields)["filename"] for _, _, fields in index] == files
+    assert json.loads(index[1][2])["mime"] == "warc/revisit"
+
+
+async def test_bulk_run_archives_every_url(http: HTTPTestServer, tmp_path: Path) -> None:
+    urls = [http.url("/body.bin"), http.url("/gz.txt"), http.url("/chunked.txt"), http.url("/moved")]
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    done = await cli("--warc-file", "bulk", "-i", "urls.txt", "-d", "out", "-j", "4", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "bulk.warc.gz")
+    responses = sorted(r.url for r in records if r.type == "response")
+    assert responses == sorted([*urls, http.url("/body.bin")])
+    assert sum(r.type == "request" for r in records) == 5
+
+
+def test_version_does_not_import_warcio() -> None:
+    code = "import sys; from fetcher.cli import main\ntry:\n main(['--version'])\nexcept SystemExit: pass\n"
+    code += "print('warcio' in sys.modules, 'fetcher.warc' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
+    assert done.stdout.strip().endswith(b"False False"), done
