@@ -179,11 +179,11 @@ class Tap:
         content_type = resource.content_type if resource is not None else None
         payload: Spool | None = None
         if not self.exchanges:
-            if kind == "listing":
+            if kind in ("listing", "advisory") and self._listing is not None:
                 payload, self._listing = self._listing, None
-                if payload is not None:
-                    content_type = self.listing_type or content_type
-                elif resource is not None:
+                content_type = self.listing_type or content_type
+            elif kind == "listing":
+                if resource is not None:
                     payload = _entries_spool(resource)
                     content_type = "application/x-fetcher-listing+jsonl"
             elif kind == "document":

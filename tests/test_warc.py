@@ -248,3 +248,127 @@ def test_version_does_not_import_warcio() -> None:
     code += "print('warcio' in sys.modules, 'fetcher.warc' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
     assert done.stdout.strip().endswith(b"False False"), done
+
+
+# -- Gopher, Gopher+, NNTP, WAIS, Prospero, file -------------------------------------------
+
+
+async def test_gopher_document_menu_and_gopher_plus(tmp_path: Path) -> None:
+    from tests.servers.gopher import BINARY, GopherServer
+    from tests.servers.gopher import serving as gopher_serving
+
+    async with gopher_serving(GopherServer()) as server:
+        base = f"gopher://127.0.0.1:{server.port}"
+        urls = [f"{base}/9/binary.bin", f"{base}/1/dir", f"{base}/0/gp.txt%09%09+", f"{base}/1/gp-dir%09%09$"]
+        done = await cli("--warc-file", "out", *urls, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    resources = {r.url: r for r in records if r.type == "resource"}
+    assert resources[urls[0]].raw == BINARY
+    assert resources[urls[1]].content_type == "application/gopher-menu"
+    assert resources[urls[1]].raw == server.routes[b"/dir"]  # the menu as the server sent it
+    assert resources[urls[2]].raw == b"Hello, world!\n"
+    assert resources[urls[3]].content_type == "application/gopher+-attributes"
+    assert b"+INFO:" in resources[urls[3]].raw
+    for url in urls:
+        text = dialogue(records, url)
+        assert text.startswith("* connected to 127.0.0.1:")
+    assert "> /dir" in dialogue(records, urls[1])
+    assert "> /gp.txt\\t+" in dialogue(records, urls[2]) and "< +14" in dialogue(records, urls[2])
+    for record in records[1:]:
+        if record.type == "metadata":
+            assert record.content_type == "text/x-gopher-control-conversation"
+            assert record.headers["WARC-Concurrent-To"] == resources[record.url].headers["WARC-Record-ID"]
+
+
+async def test_nntp_article_and_group_listing(tmp_path: Path) -> None:
+    from tests.servers.nntp import Group, NntpServer, article
+    from tests.servers.nntp import serving as nntp_serving
+
+    body = b"Hello from article one.\n"
+    groups = [Group("test.group", [article(1, "one@example.test", "First", body)])]
+    async with nntp_serving(NntpServer(groups)) as server:
+        base = f"nntp://127.0.0.1:{server.port}"
+        done = await cli("--warc-file", "out", "-o", "art.txt", f"{base}/test.group/1", cwd=tmp_path)
+        listing = await cli("--warc-file", "list", f"{base}/test.group", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    resource = next(r for r in records if r.type == "resource")
+    assert resource.content_type == "message/rfc822"
+    assert resource.raw == (tmp_path / "art.txt").read_bytes()
+    assert body in resource.raw
+    text = dialogue(records, "test.group/1")
+    assert "> GROUP test.group" in text and "< 211" in text and "> ARTICLE 1" in text
+    assert listing.returncode == 0, listing.stderr
+    records = read_warc(tmp_path / "list.warc.gz")
+    resource = next(r for r in records if r.type == "resource")
+    assert resource.content_type == "text/x-nntp-overview"
+    assert b"First" in resource.raw and b"<one@example.test>" in resource.raw
+
+
+async def test_wais_search_and_document(tmp_path: Path) -> None:
+    from tests.servers.wais import Database, Document, WaisServer
+    from tests.servers.wais import serving as wais_serving
+
+    apples = b"Apples are red or green.\nAn apple a day.\n"
+    async with wais_serving(WaisServer([Database("testdb", [Document("apples.txt", apples)])])) as server:
+        base = f"wais://127.0.0.1:{server.port}"
+        search = await cli("--warc-file", "search", "--links", f"{base}/testdb?apple", cwd=tmp_path)
+        assert search.returncode == 0, search.stderr
+        document_url = search.stdout.decode().split()[0]
+        done = await cli("--warc-file", "doc", document_url, cwd=tmp_path)
+    records = read_warc(tmp_path / "search.warc.gz")
+    hits = next(r for r in records if r.type == "resource")
+    assert hits.content_type == "application/x-fetcher-listing+jsonl"
+    rows = [json.loads(line) for line in hits.raw.splitlines()]
+    assert rows[0]["url"] == document_url
+    assert "apple" in dialogue(records, "testdb")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == apples
+    records = read_warc(tmp_path / "doc.warc.gz")
+    resource = next(r for r in records if r.type == "resource")
+    assert resource.raw == apples
+    assert "Retrieve" in dialogue(records, "testdb")
+
+
+async def test_prospero_listing_document_and_resolution(tmp_path: Path) -> None:
+    from tests.servers.prospero import Directory, Link, Object, ftp_server, serve_prospero
+
+    text = b"prospero contents\n" * 100
+    (tmp_path / "root" / "pub").mkdir(parents=True)
+    (tmp_path / "root" / "pub" / "hello.txt").write_bytes(b"hello via ftp\n")
+    with ftp_server(tmp_path / "root") as ftp_port:
+        aftp = ["AFTP", "INTERNET-D", f"127.0.0.1({ftp_port})", "ASCII", "/pub/hello.txt", "BINARY"]
+        tree = {
+            "/pub": Directory([Link("contents.txt", "FILE", "127.0.0.1", "/pub/contents.txt")]),
+            "/pub/contents.txt": Object([["PROSPERO-CONTENTS", "", "", "", ""]], contents=text),
+            "/pub/hello.txt": Object([aftp]),
+        }
+        async with serve_prospero(tree) as server:
+            base = f"prospero://127.0.0.1:{server.port}"
+            urls = [f"{base}//pub", f"{base}//pub/contents.txt", f"{base}//pub/hello.txt"]
+            done = await cli("--warc-file", "out", "-d", "got", *urls, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    resources = {r.url: r for r in records if r.type == "resource"}
+    assert resources[urls[1]].raw == text
+    assert json.loads(resources[urls[0]].raw.splitlines()[0])["name"] == "contents.txt"
+    ftp_url = next(url for url in resources if url.startswith("ftp://"))
+    assert resources[ftp_url].raw == b"hello via ftp\n"
+    # The resolution hop: the Prospero dialogue that led to the FTP URL.
+    hop = [r for r in records if r.type == "metadata" and r.url == urls[2]]
+    assert hop and "hello.txt" in hop[0].raw.decode()
+    assert "> RETR hello.txt" in dialogue(records, ftp_url)
+
+
+async def test_file_document_and_directory(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "a.bin").write_bytes(BODY)
+    file_url = (tmp_path / "dir" / "a.bin").as_uri()
+    done = await cli("--warc-file", "out", file_url, (tmp_path / "dir").as_uri() + "/", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    resources = [r for r in records if r.type == "resource"]
+    assert resources[0].url == file_url and resources[0].raw == BODY
+    assert resources[1].content_type == "application/x-fetcher-listing+jsonl"
+    assert json.loads(resources[1].raw)["name"] == "a.bin"

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 
+from fetcher import tap as archive
 from fetcher.client import Session
 from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
 from fetcher.net import Connection, trace
@@ -306,7 +307,10 @@ class Handler:
             if reply.code == 224:
                 items = []
                 held = Held(limits, f"the overview of {group}")
+                tap = archive.current()
                 async for line in nntp.iter_block(BlockLimit.listing(f"the overview of {group}", limits)):
+                    if tap is not None:  # the overview as the server sent it (dot-unstuffed), for an archive
+                        tap.listing(line + b"\r\n", "text/x-nntp-overview")
                     try:
                         item = parse_overview(line)
                     except BadReply as error:
@@ -338,7 +342,10 @@ class Handler:
         entries: list[Entry] = []
         limits = nntp.limits
         held = Held(limits, "the list of newsgroups")
+        tap = archive.current()
         async for line in nntp.iter_block(BlockLimit.listing("the list of newsgroups", limits)):
+            if tap is not None:  # the active list as the server sent it (dot-unstuffed), for an archive
+                tap.listing(line + b"\r\n", "text/x-nntp-active")
             try:
                 group = parse_active(line)
             except BadReply as error:
