@@ -1,0 +1,109 @@
+"""What --warc-file costs: one big file, and a bulk run, with and without the WARC.
+
+    python bench/warc_overhead.py [--mib 512] [--count 500] [--size 4096] [--runs 3] [--report DIR]
+
+Issue 19's goal: writing the WARC slows a big transfer by at most 10%.
+The rows are fetcher itself: "fetcher" writes the file only, "fetcher+warc"
+also writes NAME.warc.gz (a request and a response record, digests, one
+gzip member per record), "fetcher+warc+cdx+dedup" adds the CDXJ index and
+the digest table.  The big file is random (incompressible) by default, the
+worst case for the gzip of the record; --text makes it compressible text.
+Everything is written to tmpfs (/dev/shm) and removed before every run,
+so this measures the client, not the disk; the WARC's size is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import Figure, alternate, fetch_bulk_command, fetch_command, report
+from tests.interop.content import public_tempdir, remove_tree
+from tests.interop.nginx_server import find_nginx, run_nginx
+
+
+def make_file(path: Path, mib: int, text: bool) -> None:
+    block = os.urandom(1 << 20)
+    if text:
+        line = b"an archived line of ordinary text, as a mailing list or a log holds\n"
+        block = (line * ((1 << 20) // len(line) + 1))[: 1 << 20]
+    with open(path, "wb") as sink:
+        for index in range(mib):
+            sink.write(index.to_bytes(8, "big") + block[8:])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=int, default=512)
+    parser.add_argument("--count", type=int, default=500, help="files in the bulk run")
+    parser.add_argument("--size", type=int, default=4096, help="bytes per file in the bulk run")
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--text", action="store_true", help="a compressible big file instead of random bytes")
+    parser.add_argument("--report", type=Path)
+    args = parser.parse_args()
+    nginx = find_nginx()
+    if nginx is None:
+        sys.exit("nginx is not installed (apt-get install nginx-light)")
+    content = public_tempdir("fetcher-bench-warc-")
+    shm = Path("/dev/shm")
+    work = Path(tempfile.mkdtemp(prefix="fetcher-bench-warc-out-", dir=shm if shm.is_dir() else None))
+    figures = []
+    try:
+        make_file(content / "big.bin", args.mib, args.text)
+        files = content / "files"
+        files.mkdir()
+        for index in range(args.count):
+            (files / f"f{index:05d}.bin").write_bytes(os.urandom(args.size))
+        os.environ.update({"http_proxy": "", "no_proxy": "*"})
+
+        def clean(tool: str) -> None:
+            remove_tree(work)
+            work.mkdir()
+
+        with run_nginx(content, nginx=nginx) as server:
+            url = server.url("/big.bin")
+            fetch = fetch_command()
+            big = {
+                "fetcher": [*fetch, "-o", str(work / "big.bin"), url],
+                "fetcher+warc": [*fetch, "-o", str(work / "big.bin"), "--warc-file", str(work / "big"), url],
+            }
+            kind = "text" if args.text else "random"
+            figure = Figure(f"warc_overhead big ({args.mib} MiB, {kind})", "fetcher+warc <= 1.10 x fetcher")
+            alternate(figure, big, runs=args.runs, before_each=clean)
+            warc = work / "big.warc.gz"
+            if warc.exists():
+                figure.notes.append(f"WARC size {warc.stat().st_size / (1 << 20):.1f} MiB")
+            figures.append(figure)
+
+            url_list = content / "urls.txt"
+            url_list.write_text("".join(server.url(f"/files/f{i:05d}.bin") + "\n" for i in range(args.count)))
+            plain = fetch_bulk_command(url_list, work / "out", args.jobs)
+            bulk = {
+                "fetcher": plain,
+                "fetcher+warc": [*plain, "--warc-file", str(work / "bulk")],
+                "fetcher+warc+cdx+dedup": [*plain, "--warc-file", str(work / "bulk"), "--warc-cdx", "--warc-dedup"],
+            }
+            figure = Figure(f"warc_overhead bulk ({args.count} x {args.size} B, {args.jobs} at once)",
+                            "fetcher+warc close to fetcher")  # fmt: skip
+            alternate(figure, bulk, runs=args.runs, before_each=clean)
+            figures.append(figure)
+    finally:
+        remove_tree(content)
+        remove_tree(work)
+    for figure in figures:
+        base = figure.median("fetcher")
+        for tool in figure.samples:
+            if tool != "fetcher":
+                figure.notes.append(f"{tool}: {figure.median(tool) / base:.3f} x fetcher ({base:.2f} s)")
+    report(figures, args.report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
