@@ -141,54 +141,72 @@ class ChunkedReader:
         return None if match is None else match.end()
 
     def _check_trailers(self, block: bytes) -> None:
-        if len(block) > self.header_bytes:
-            raise LimitExceeded("bytes of trailer", self.header_bytes, "header_bytes")
-        lines = block.split(b"\n")[:-2]
-        if len(lines) > self.header_count:
-            raise LimitExceeded("trailer fields", self.header_count, "header_count")
-        if any(len(line) + 1 > self.line_bytes for line in lines):
-            raise LimitExceeded("bytes in one trailer field", self.line_bytes, "line_bytes")
+        """A complete trailer block against the caps (its closing blank line does not count)."""
+        match = _BLANK_LINE.search(block)
+        self._newlines = 0
+        self._line_start = 0
+        if match is not None:
+            self._scan(block[: match.start() + 1], 0)
 
     # -- a line cut between reads -------------------------------------------------------------------
 
     def _hold(self, buf: bytes, pos: int) -> None:
         """Keep the incomplete line or block that starts at `pos`, after checking it against the caps."""
         self._line = bytearray(buf[pos:])
-        self._newlines = self._line.count(b"\n")
-        self._line_start = self._line.rfind(b"\n") + 1
-        self._check_held()
+        self._newlines = 0
+        self._line_start = 0
+        self._check_held(0)
 
     def _resume(self, data: bytes) -> bytes | None:
         """Append to the held line; the whole buffer to parse once it is complete, else None."""
         line = self._line
         start = max(0, len(line) - 2)
+        scanned = len(line)
         line += data
         if self._state == SIZE:
             complete = line.find(b"\r\n", start) >= 0
         else:
             complete = line.startswith((b"\n", b"\r\n")) or _BLANK_LINE.search(line, start) is not None
         if not complete:
-            self._newlines += data.count(b"\n")
-            newline = line.rfind(b"\n", start)
-            if newline >= 0:
-                self._line_start = newline + 1
-            self._check_held()
+            self._check_held(scanned)
             return None
         self._line = bytearray()
         return bytes(line)
 
-    def _check_held(self) -> None:
-        held = len(self._line)
+    def _check_held(self, scanned: int) -> None:
         if self._state == SIZE:
-            if held > self.line_bytes:
+            if len(self._line) > self.line_bytes:
                 raise self._too_long()
             return
-        if held > self.header_bytes:
-            raise LimitExceeded("bytes of trailer", self.header_bytes, "header_bytes")
-        if self._newlines > self.header_count:
-            raise LimitExceeded("trailer fields", self.header_count, "header_count")
-        if held - self._line_start > self.line_bytes:
-            raise LimitExceeded("bytes in one trailer field", self.line_bytes, "line_bytes")
+        self._scan(self._line, scanned)
+
+    def _scan(self, block: bytes | bytearray, scanned: int) -> None:
+        """Trailer lines from `scanned` on against the caps; the cap broken at the earliest byte wins.
+
+        So the error does not depend on how the reads cut the block: one
+        line over `line_bytes` breaks at its byte line_bytes + 1, the field
+        over `header_count` at its end, the block at byte header_bytes + 1.
+        """
+        pos = scanned
+        while True:
+            newline = block.find(b"\n", pos)
+            end = newline + 1 if newline >= 0 else len(block)
+            broken: list[tuple[int, int, LimitExceeded]] = []
+            if self._line_start + self.line_bytes + 1 <= end:
+                error = LimitExceeded("bytes in one trailer field", self.line_bytes, "line_bytes")
+                broken.append((self._line_start + self.line_bytes + 1, 0, error))
+            if newline >= 0 and self._newlines + 1 > self.header_count:
+                broken.append((end, 1, LimitExceeded("trailer fields", self.header_count, "header_count")))
+            if self.header_bytes + 1 <= end:
+                error = LimitExceeded("bytes of trailer", self.header_bytes, "header_bytes")
+                broken.append((self.header_bytes + 1, 2, error))
+            if broken:
+                raise min(broken, key=lambda item: item[:2])[2]
+            if newline < 0:
+                return
+            self._newlines += 1
+            self._line_start = end
+            pos = end
 
     def _too_long(self) -> LimitExceeded:
         return LimitExceeded("bytes in one chunk-size line", self.line_bytes, "line_bytes")

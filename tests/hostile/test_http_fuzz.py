@@ -396,3 +396,30 @@ def test_chunked_reader_holds_nothing_past_its_caps(
     except ProtocolError as error:
         note(f"{type(error).__name__} {getattr(error, 'limit_name', '')}")
         assert "\r" not in error.message and "\n" not in error.message
+
+
+def chunked_outcome(wire: list[bytes], caps: tuple[int, int, int]) -> tuple[object, ...]:
+    line_bytes, header_bytes, header_count = caps
+    reader = ChunkedReader("h:80", line_bytes=line_bytes, header_bytes=header_bytes, header_count=header_count)
+    data = b""
+    try:
+        for piece in wire:
+            data += reader.feed(piece)
+    except ProtocolError as error:
+        return type(error).__name__, getattr(error, "limit_name", None)
+    return "read", data, reader.done
+
+
+@FUZZ
+@given(chunked_wire, st.lists(st.integers(0), max_size=8), st.integers(1, 40), st.integers(1, 200), st.integers(0, 5))
+def test_chunked_reader_outcome_does_not_depend_on_how_reads_cut_the_body(
+    wire: bytes, cuts: list[int], line_bytes: int, header_bytes: int, header_count: int
+) -> None:
+    caps = (line_bytes, header_bytes, header_count)
+    whole = chunked_outcome([wire], caps)
+    cut = chunked_outcome(pieces(wire, cuts), caps)
+    if whole[0] == "read" and cut[0] == "read":
+        assert whole[2] == cut[2] and whole[1] == cut[1]
+    else:
+        assert whole == cut
+    note(str(whole[0]))
