@@ -82,9 +82,7 @@ def offers_mlsd(features: frozenset[str]) -> bool:
 ENTRY_COST = 256
 
 
-def fact_entries(
-    url: FtpURL, directory: tuple[str, ...], listed: Iterable[Listed], *, max_bytes: int
-) -> list[Entry]:
+def fact_entries(url: FtpURL, directory: tuple[str, ...], listed: Iterable[Listed], *, max_bytes: int) -> list[Entry]:
     """One `Entry` per listed name, with an absolute ftp URL in `directory` (login kept).
 
     A directory's URL ends in "/" (its name becomes a <cwd> segment), so

@@ -120,7 +120,7 @@ class ReplyReader:
             match = _FIRST_LINE.match(line)
             if match is None:
                 self._reset()
-                raise BadReply(f"the server sent a line that is not an FTP reply: \"{shorten(line, 60)}\"")
+                raise BadReply(f'the server sent a line that is not an FTP reply: "{shorten(line, 60)}"')
             if match.group(2) != "-":
                 return Reply(int(match.group(1)), (line,))
             self._code = match.group(1)
@@ -206,7 +206,7 @@ def parse_pwd(reply: Reply) -> str | None:
                 continue
             path = "".join(chars)
             if _CONTROL.search(path):
-                raise BadReply(f"the 257 reply names a directory with control characters: \"{reply.summary}\"")
+                raise BadReply(f'the 257 reply names a directory with control characters: "{reply.summary}"')
             return path or None
         chars.append(char)
         index += 1
@@ -229,7 +229,7 @@ def parse_epsv(reply: Reply) -> int:
         port = fields[3] if len(fields) == 5 and fields[1] == fields[2] == fields[4] == "" else ""
         if port.isascii() and port.isdigit() and len(port) <= 5 and 0 < int(port) < 65536:
             return int(port)
-    raise BadReply(f"cannot find a port in the EPSV reply \"{reply.summary}\"")
+    raise BadReply(f'cannot find a port in the EPSV reply "{reply.summary}"')
 
 
 def parse_pasv(reply: Reply) -> tuple[str, int]:
@@ -244,7 +244,7 @@ def parse_pasv(reply: Reply) -> tuple[str, int]:
             port = numbers[4] * 256 + numbers[5]
             if port > 0:
                 return ".".join(str(number) for number in numbers[:4]), port
-    raise BadReply(f"cannot find an address in the PASV reply \"{reply.summary}\"")
+    raise BadReply(f'cannot find an address in the PASV reply "{reply.summary}"')
 
 
 def parse_size(reply: Reply) -> int | None:
@@ -258,7 +258,7 @@ def parse_size(reply: Reply) -> int | None:
     text = reply.lines[0][4:].strip(" ")
     if text.isascii() and text.isdigit() and len(text) <= 19:
         return int(text)
-    raise BadReply(f"the SIZE reply holds no byte count: \"{reply.summary}\"")
+    raise BadReply(f'the SIZE reply holds no byte count: "{reply.summary}"')
 
 
 def parse_mdtm(reply: Reply) -> datetime | None:
@@ -275,7 +275,7 @@ def parse_mdtm(reply: Reply) -> datetime | None:
             return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
         except ValueError:
             pass
-    raise BadReply(f"the MDTM reply holds no valid time: \"{reply.summary}\"")
+    raise BadReply(f'the MDTM reply holds no valid time: "{reply.summary}"')
 
 
 # -- reply codes to errors -----------------------------------------------------

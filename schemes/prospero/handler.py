@@ -287,7 +287,9 @@ class Handler:
             chunks = exchange.__aiter__()
             stack.push_async_callback(chunks.aclose)  # type: ignore[attr-defined]
             limits = session.settings.limits
-            decoder = protocol.ContentsDecoder(max_kept=limits.listing_bytes, max_lines=limits.listing_entries)
+            decoder = protocol.ContentsDecoder(
+                max_kept=limits.listing_bytes, max_lines=limits.listing_entries, max_line=limits.line_bytes
+            )
             first = b""
             # Read until the data starts (or the reply ends), so a FAILURE is an
             # error of `open`, not of the body.

@@ -20,6 +20,7 @@ from fetcher.url import to_bytes
 from .reply import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_ENTRIES,
+    DEFAULT_MAX_LINE,
     Attribute,
     Forwarded,
     Link,
@@ -148,12 +149,20 @@ class ContentsDecoder:
     `feed` returns the object's bytes decoded so far (quotes removed), so a
     large PROSPERO-CONTENTS object never sits in memory; `finish` returns the
     rest of the reply (a FAILURE instead of data, warnings...).  What is kept
-    besides the data is capped: `max_kept` bytes, `max_lines` lines.
+    besides the data is capped: `max_kept` bytes, `max_lines` lines, `max_line` bytes a line.
     """
 
-    def __init__(self, *, max_kept: int = DEFAULT_MAX_BYTES, max_lines: int = DEFAULT_MAX_ENTRIES) -> None:
+    def __init__(
+        self,
+        *,
+        max_kept: int = DEFAULT_MAX_BYTES,
+        max_lines: int = DEFAULT_MAX_ENTRIES,
+        max_line: int = DEFAULT_MAX_LINE,
+    ) -> None:
         self.max_kept = max_kept
         self.max_lines = max_lines
+        self.max_line = max_line
+        self._line_size = 0
         self.found = False
         self._lines: list[list[bytes]] = []
         self._tokens: list[bytes] = []
@@ -181,6 +190,9 @@ class ContentsDecoder:
         self._kept += len(data)
         if self._kept > self.max_kept:
             raise LimitExceeded("bytes besides the data in one Prospero CONTENTS reply", self.max_kept, "listing_bytes")
+        self._line_size += len(data)
+        if self._line_size > self.max_line:
+            raise LimitExceeded("bytes in one line of a Prospero reply", self.max_line, "line_bytes")
         self._token += data
 
     def _end_token(self) -> None:
@@ -194,6 +206,7 @@ class ContentsDecoder:
 
     def _end_line(self) -> None:
         self._end_token()
+        self._line_size = 0
         if self._tokens:
             if len(self._lines) >= self.max_lines:
                 raise LimitExceeded("lines in one Prospero CONTENTS reply", self.max_lines, "listing_entries")

@@ -64,15 +64,19 @@ def test_reply_reader_stays_within_its_caps_in_any_chunking(
 
 
 @FUZZ
-@given(replies, st.lists(st.integers(0, 50), max_size=8), st.integers(1, 6), st.integers(1, 300))
-def test_contents_decoder_keeps_within_its_caps(data: bytes, sizes: list[int], lines: int, kept: int) -> None:
-    decoder = protocol.ContentsDecoder(max_kept=kept, max_lines=lines)
+@given(replies, st.lists(st.integers(0, 50), max_size=8), st.integers(1, 6), st.integers(1, 300), st.integers(1, 60))
+def test_contents_decoder_keeps_within_its_caps(
+    data: bytes, sizes: list[int], lines: int, kept: int, line: int
+) -> None:
+    decoder = protocol.ContentsDecoder(max_kept=kept, max_lines=lines, max_line=line)
     try:
         for chunk in chunks(data, sizes):
             decoder.feed(chunk)
         decoder.finish()
     except LimitExceeded as error:
-        assert error.limit_name in ("listing_entries", "listing_bytes")
+        assert error.limit_name in ("listing_entries", "listing_bytes", "line_bytes")
+        return
+    assert decoder._kept <= kept and len(decoder._lines) <= lines
 
 
 packets = st.builds(
