@@ -8,7 +8,9 @@ message naming what ran out, long before the test's own timeout.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import trio
@@ -149,3 +151,19 @@ async def test_streaming_consumer_is_not_blamed_for_its_own_pauses() -> None:
                     total += len(chunk)
                     await trio.sleep(0.3)
     assert total == 8000
+
+
+async def test_bulk_runs_stop_a_drip_feed_by_default(tmp_path: Path) -> None:
+    """`fetch -i`: no --speed-limit given, yet the drip-feed URL fails (exit 8 in its record)."""
+    async with hostile(http_drip()) as server:
+        url = url_for("http", server)
+        listing = tmp_path / "urls.txt"
+        listing.write_text(url + "\n")
+        manifest = tmp_path / "manifest.jsonl"
+        args = ("-i", str(listing), "-d", str(tmp_path / "out"), "--manifest", str(manifest))
+        code, err = await cli(*args, "--speed-time", "1", "--retries", "0")
+    assert code == 1
+    assert f"{url} arrived slower than 100 bytes/s for 1 s" in err
+    (record,) = [json.loads(line) for line in manifest.read_text().splitlines()]
+    assert (record["status"], record["exit_code"]) == ("failed", 8)
+    assert not (tmp_path / "out" / "drip.txt").exists()  # only the .part, for a later -C
