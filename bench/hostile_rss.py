@@ -4,8 +4,9 @@
 
 Each case starts its hostile server on loopback (in this process, on trio),
 runs the real `fetch` command with default settings against it in a child
-process, and reports the child's peak RSS (ru_maxrss from wait4, so only
-that process counts), its exit code and the first line of its stderr.  The
+process, and reports the child's peak RSS (VmHWM of its own address space,
+read as it exits: ru_maxrss would also count what this process held when
+it started the child), its exit code and the first line of its stderr.  The
 run fails (exit 1) when any case passes --limit-mib.
 
 To add a protocol, add an entry to CASES: a name, an async factory that
@@ -279,25 +280,46 @@ class Outcome:
     message: str
 
 
+#: Runs `python -m fetcher ARGS` and, as it exits, writes the high-water mark of
+#: its own memory (VmHWM, KiB) to the file named by the first argument.  Linux
+#: carries a parent's RSS into a child's ru_maxrss across fork and exec, so
+#: ru_maxrss of a child started from a big process reads high; VmHWM belongs
+#: to the address space exec created.
+LAUNCH = """
+import atexit, runpy, sys
+report = sys.argv.pop(1)
+def write_peak():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                with open(report, "w") as out:
+                    out.write(line.split()[1])
+atexit.register(write_peak)
+sys.argv[0] = "fetch"
+runpy.run_module("fetcher", run_name="__main__", alter_sys=True)
+"""
+
+
 def run_measured(argv: list[str], cwd: str) -> tuple[int, float, str]:
-    """Run argv; its exit code, its own peak RSS in MiB (wait4), the first line of its stderr."""
+    """Run `fetch ARGS`; its exit code, its own peak RSS in MiB, the first line of its stderr."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env["NETRC"] = str(Path(cwd) / "no-netrc")
+    report = Path(cwd) / "peak-rss-kib"
+    command = [sys.executable, "-c", LAUNCH, str(report), *argv]
     with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors, cwd=cwd, env=env)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
+        code = subprocess.call(command, stdout=subprocess.DEVNULL, stderr=errors, cwd=cwd, env=env)
         errors.seek(0)
         first = errors.read(4096).decode("utf-8", "replace").splitlines()
-    return process.returncode, usage.ru_maxrss / 1024, first[0] if first else ""
+    peak = int(report.read_text()) / 1024 if report.exists() else float("nan")
+    return code, peak, first[0] if first else ""
 
 
 async def measure(name: str, case: Case, timeout: float) -> Outcome:
     async with trio.open_nursery() as nursery:
         url = await case.factory(nursery)
         with tempfile.TemporaryDirectory() as directory:
-            argv = [sys.executable, "-m", "fetcher", *case.args, url]
+            argv = [*case.args, url]
             with trio.fail_after(timeout):
                 code, peak, message = await trio.to_thread.run_sync(run_measured, argv, directory)
         nursery.cancel_scope.cancel()
