@@ -64,6 +64,18 @@ def startup_figure(runs: int) -> Figure:
     )
 
 
+def file_startup_figure(runs: int) -> Figure:
+    """A whole `fetch file:///...` of one small file against `python -c 'import trio'` (issue 17: <= 1.2 x)."""
+    figure = Figure("startup (one small file: URL)", "<= 1.2 x import trio")
+    with tempfile.TemporaryDirectory(prefix="fetcher-bench-start-") as temp:
+        source = Path(temp) / "small.txt"
+        source.write_bytes(b"x" * 4096)
+        target = Path(temp) / "copy.txt"
+        command = [*fetch_command(), "-o", str(target), f"file://{source}"]
+        return alternate(figure, {"fetcher": command, "import-trio": [sys.executable, "-c", "import trio"]}, runs=runs,
+                         warmup=2)  # fmt: skip
+
+
 def parse_figure(quick: bool) -> dict[str, object]:
     count = "5000" if quick else "100000"
     output = subprocess.run(
@@ -109,7 +121,8 @@ def main() -> int:
         for name in args.only or list(FIGURES):
             directory = Path(temp) / name
             figures += run_figure(name, args.quick, directory)
-    local = [startup_figure(3 if args.quick else 20), bulk_memory_figure(args.quick)]
+    runs = 3 if args.quick else 20
+    local = [startup_figure(runs), file_startup_figure(runs), bulk_memory_figure(args.quick)]
     parse = parse_figure(args.quick) if not args.only else None
     merged = [_figure_from(data) for data in figures] + local
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

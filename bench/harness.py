@@ -26,6 +26,7 @@ class Sample:
     seconds: float
     peak_rss_kib: int
     returncode: int
+    cpu_s: float = 0.0  # user + system CPU seconds of the process: the stable figure on a shared machine
 
 
 @dataclass
@@ -40,9 +41,13 @@ class Figure:
     def median(self, tool: str) -> float:
         return statistics.median(s.seconds for s in self.samples[tool])
 
+    def cpu_median(self, tool: str) -> float:
+        return statistics.median(s.cpu_s for s in self.samples[tool])
+
     def rows(self, baseline: str = "fetcher") -> list[dict[str, object]]:
         rows = []
         base = self.median(baseline) if baseline in self.samples else None
+        base_cpu = self.cpu_median(baseline) if baseline in self.samples else None
         for tool, samples in self.samples.items():
             times = [s.seconds for s in samples]
             median = statistics.median(times)
@@ -57,6 +62,10 @@ class Figure:
                     "peak_rss_mib": round(max(s.peak_rss_kib for s in samples) / 1024, 1),
                     "failures": sum(1 for s in samples if s.returncode != 0),
                     "fetcher_over_tool": None if base is None or tool == baseline else round(base / median, 3),
+                    "cpu_s": round(self.cpu_median(tool), 4),
+                    "cpu_fetcher_over_tool": None
+                    if base_cpu is None or tool == baseline or not self.cpu_median(tool)
+                    else round(base_cpu / self.cpu_median(tool), 3),
                 }
             )
         return rows
@@ -81,7 +90,8 @@ def measure(argv: Sequence[str], *, cwd: Path | None = None, env: dict[str, str]
     process.returncode = code
     if code != 0:
         sys.stderr.write(f"  ! {argv[0]} exited {code}: {error.decode(errors='replace')[-300:]}\n")
-    return Sample(seconds=elapsed, peak_rss_kib=usage.ru_maxrss, returncode=code)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Sample(seconds=elapsed, peak_rss_kib=usage.ru_maxrss, returncode=code, cpu_s=cpu)
 
 
 def alternate(
@@ -148,18 +158,20 @@ def report(figures: Sequence[Figure], directory: Path | None) -> None:
 
 def markdown(figures: Sequence[Figure]) -> str:
     lines = [
-        "| figure | goal | tool | median s | min s | max s | peak RSS MiB | fetcher/tool |",
-        "|---|---|---|---|---|---|---|---|",
+        "| figure | goal | tool | median s | min s | max s | peak RSS MiB | fetcher/tool | CPU s | CPU fetcher/tool |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for figure in figures:
         for row in figure.rows():
             ratio = row["fetcher_over_tool"]
+            cpu_ratio = row["cpu_fetcher_over_tool"]
             lines.append(
                 f"| {figure.name} | {figure.goal} | {row['tool']} | {row['median_s']} | {row['min_s']} | "
-                f"{row['max_s']} | {row['peak_rss_mib']} | {'' if ratio is None else f'{ratio:.2f}'} |"
+                f"{row['max_s']} | {row['peak_rss_mib']} | {'' if ratio is None else f'{ratio:.2f}'} | "
+                f"{row['cpu_s']} | {'' if cpu_ratio is None else f'{cpu_ratio:.2f}'} |"
             )
         for note in figure.notes:
-            lines.append(f"| {figure.name} | | ({note}) | | | | | |")
+            lines.append(f"| {figure.name} | | ({note}) | | | | | | | |")
     return "\n".join(lines) + "\n"
 
 
