@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 
@@ -102,8 +102,17 @@ def _form_field(text: str) -> tuple[str, str]:
     return name, value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the project's error shape: `fetch: <message>` and a hint, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        from .text import escape
+
+        self.exit(2, f"fetch: {escape(message)}\n  hint: see fetch --help\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fetch",
         description="Retrieve RFC 1738 URLs: ftp, http(s), gopher(s), news, nntp(s), wais, prospero, file, "
         "telnet and mailto.",

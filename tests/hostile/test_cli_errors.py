@@ -29,9 +29,16 @@ def test_bad_numbers_are_usage_errors(option: list[str], capsys: pytest.CaptureF
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args([*option, "file:///x"])
     assert exit_info.value.code == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    assert err.splitlines()[-1].startswith("fetch: error: argument ")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("fetch: argument ") and lines[1] == "  hint: see fetch --help"
+
+
+def test_a_usage_error_is_one_line_and_a_hint() -> None:
+    result = run_fetch("--per-host", "-1", "file:///x")
+    assert result.returncode == 2
+    assert result.stderr.decode() == (
+        "fetch: argument --per-host: '-1': a count must be positive\n  hint: see fetch --help\n"
+    )
 
 
 def test_zero_is_fine_where_it_means_none() -> None:
