@@ -217,6 +217,8 @@ class HTTPConnection:
             if not data:
                 chunks.end_of_stream()
             self.received += len(data)
+            if self._tap is not None:
+                self._tap.response(data)
         if self._keep_alive and not chunks.leftover:
             self.reader.fresh()
             self._bypassed = True
