@@ -255,6 +255,7 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "wais_chunk": args.wais_chunk,
         "gopher_strict": args.gopher_strict,
         "resolve_only": args.resolve_only,
+        "listing_facts": args.json,
         "interactive": args.interactive,
         "proxy": args.proxy,
         "jobs": args.jobs,

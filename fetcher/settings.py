@@ -128,6 +128,10 @@ class Settings:
     wais_chunk: int = 10000
     gopher_strict: bool = False
     resolve_only: bool = False
+    #: --json: listings and advisories show every fact, so handlers may ask
+    #: servers for the per-entry details they otherwise skip (Prospero LIST
+    #: ATTRIBUTES) and put them in advisory fields.
+    listing_facts: bool = False
     prospero_timeout: float = 4.0
     prospero_retries: int = 3
     interactive: bool = False

@@ -98,13 +98,13 @@ async def test_directory_listing(ftp_port: int) -> None:
         ("hello.txt", "file", f"{base}//pub/hello.txt", ""),
         ("docs", "directory", f"{base}//pub/docs", ""),
         ("mirror", "file", f"ftp://127.0.0.1:{ftp_port}/pub/hello.txt;type=a", ""),
-        ("menu", "file", "gopher://gopher.example.org:7070/11/menu", ""),
+        ("menu", "directory", "gopher://gopher.example.org:7070/11/menu", ""),
         ("guest", "link", "telnet://bbs.example.org/", "login as guest"),
         ("odd name; yes", "file", f"{base}//pub/odd%20name%3B%20yes", ""),
     ]
     assert server.requests == [
         b"VERSION 5 fetcher\nAUTHENTICATE '' UNAUTHENTICATED anonymous\n"
-        b"DIRECTORY ASCII '/pub' 0\nLIST ATTRIBUTES COMPONENTS\n"
+        b"DIRECTORY ASCII '/pub' 0\nLIST '' COMPONENTS\n"
     ]
 
 
@@ -135,10 +135,10 @@ async def test_forwarded_and_url_fields(ftp_port: int) -> None:
             moved = await client.fetch(f"prospero://127.0.0.1:{server.port}//old")
             fielded = await client.fetch(f"prospero://127.0.0.1:{server.port}//pub;OBJECT-VERSION=3;ID=42;colour=red")
     assert [e.name for e in moved.entries][:2] == ["hello.txt", "docs"]
-    assert server.requests[1].endswith(b"DIRECTORY ASCII '/pub' 0\nLIST ATTRIBUTES COMPONENTS\n")
+    assert server.requests[1].endswith(b"DIRECTORY ASCII '/pub' 0\nLIST '' COMPONENTS\n")
     assert server.requests[2].endswith(
         b"DIRECTORY ASCII '/pub' 3\nSELECT OBJECT FIELD ID REMOTE 42\nSELECT OBJECT FIELD colour red\n"
-        b"LIST ATTRIBUTES COMPONENTS\n"
+        b"LIST '' COMPONENTS\n"
     )
     assert fielded.metadata["unknown_fields"] == ["colour"]
 

@@ -110,13 +110,15 @@ def _wais(host: str, port: int | None, hsoname: str, extra: list[str]) -> URL:
                    wpath=wpath, fragment=None)  # fmt: skip
 
 
-def choose(methods: list[list[str]], default_host: str, default_hsoname: str) -> tuple[Method | None, list[str]]:
-    """The method to use and the reasons the others were passed over.
+def candidates(methods: list[list[str]], default_host: str, default_hsoname: str) -> tuple[list[Method], list[str]]:
+    """Every usable method, best first, and the reasons the others were passed over.
 
     Server order decides within a rank.  A URL method (AFTP, GOPHER, TELNET,
     WAIS) beats FTP, which wants a real login, and both beat
     PROSPERO-CONTENTS: the 5.3 server lists that first, but a UDP transfer is
     slow and crashed that server for AFTP-style names (notes §2.7, §3.1).
+    The handler tries them in this order, falling back to the next when one
+    cannot be reached or refuses.
     """
     ranked: list[tuple[int, int, Method]] = []
     skipped: list[str] = []
@@ -129,9 +131,37 @@ def choose(methods: list[list[str]], default_host: str, default_hsoname: str) ->
             continue
         rank = 2 if method.name == CONTENTS else 1 if method.name == "FTP" else 0
         ranked.append((rank, index, method))
-    if not ranked:
-        return None, skipped
-    return min(ranked, key=lambda item: (item[0], item[1]))[2], skipped
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return [item[2] for item in ranked], skipped
+
+
+def choose(methods: list[list[str]], default_host: str, default_hsoname: str) -> tuple[Method | None, list[str]]:
+    """The method to try first and the reasons the others were passed over."""
+    usable, skipped = candidates(methods, default_host, default_hsoname)
+    return (usable[0] if usable else None), skipped
+
+
+_FIELDS = ("method", "host_type", "host", "hsoname_type", "hsoname")
+
+
+def describe(methods: list[list[str]], default_host: str, default_hsoname: str) -> list[dict[str, object]]:
+    """Every ACCESS-METHOD as the server sent it, field by field, with the URL it gives or why none."""
+    usable, _ = candidates(methods, default_host, default_hsoname)
+    described: list[dict[str, object]] = []
+    for values in methods:
+        row: dict[str, object] = dict(zip(_FIELDS, values, strict=False))
+        row["extra"] = list(values[5:])
+        try:
+            method = build(values, default_host, default_hsoname)
+        except ProtocolError as error:
+            row["usable"] = False
+            row["reason"] = str(error)
+        else:
+            row["usable"] = True
+            row["url"] = str(method.url) if method.url is not None else None
+            row["order"] = usable.index(method) + 1 if method in usable else None
+        described.append(row)
+    return described
 
 
 def entry_type(link: Link, method: Method | None) -> str:
@@ -139,6 +169,8 @@ def entry_type(link: Link, method: Method | None) -> str:
     if link.target in ("DIRECTORY", "DIRECTORY+FILE") or link.flavour == "U":
         return "directory"
     if method is not None and isinstance(method.url, FtpURL) and method.url.typecode == "d":
+        return "directory"
+    if method is not None and isinstance(method.url, GopherURL) and method.url.gtype == "1":
         return "directory"
     if link.target == "EXTERNAL" and method is not None and method.name == "TELNET":
         return "link"

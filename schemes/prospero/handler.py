@@ -15,7 +15,17 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fetcher.errors import AuthError, NotFound, ProtocolError, TransientError, URLError, UsageError
+from fetcher.errors import (
+    AuthError,
+    ConnectError,
+    NotFound,
+    ProtocolError,
+    Timeout,
+    TransientError,
+    UnsafeURL,
+    URLError,
+    UsageError,
+)
 from fetcher.guard import check_port
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.text import escape
@@ -36,6 +46,10 @@ MAX_FORWARDS = 20
 RESOLUTION_SCHEMES = frozenset({"ftp", "gopher", "telnet", "wais", "prospero"})
 _AUTH_FAILURES = frozenset({"NOT-AUTHORIZED", "AUTHENTICATION-REQUIRED", "AUTHENTICATION-DATA"})
 _TRACE_LINES = 200
+#: What makes a resolution try the link's next access method: the archive
+#: cannot be reached (nothing listens, no answer), refuses this client, or the
+#: guard refuses the method's URL.  A missing file or a protocol error is final.
+_FALLBACK = (ConnectError, Timeout, TransientError, AuthError, UnsafeURL)
 
 
 @dataclass(frozen=True)
@@ -124,7 +138,13 @@ class Handler:
             )
         user = session.settings.user or "anonymous"
         start = Location(url.host, url.port, url.hsoname)
-        reply, where = await self._ask(session, start, lambda hs: protocol.list_request(user, hs, target))
+        # Per-link ATTRIBUTES only when --json or -v shows them: they make a
+        # reply several times larger, and EXTERNAL links carry their
+        # ACCESS-METHOD without them (notes §2.3).
+        facts = session.settings.listing_facts or trace.isEnabledFor(logging.DEBUG)
+        reply, where = await self._ask(
+            session, start, lambda hs: protocol.list_request(user, hs, target, attributes=facts)
+        )
         if reply.failure is None or reply.failure[0] != "NOT-A-DIRECTORY":
             raise_for(reply, where, "listing")
             return self._listing(url, reply, where, metadata)
@@ -237,28 +257,51 @@ class Handler:
     ) -> Resource:
         offered = reply.values("ACCESS-METHOD")
         names = ", ".join(values[0] for values in offered if values) or "none"
-        method, skipped = access.choose(offered, where.host_field, where.hsoname)
+        methods, skipped = access.candidates(offered, where.host_field, where.hsoname)
         for reason in skipped:
             trace.debug("* prospero: access method skipped: %s", escape(reason))
-        if method is None:
+        if not methods:
             raise ProtocolError(
                 f"{where.hsoname} on {where.host}:{where.port}: no access method fetcher can follow (offered: {names})",
                 hint="fetcher follows AFTP, FTP, GOPHER, TELNET, WAIS (with a database) and PROSPERO-CONTENTS",
             )
-        resolved = method.url if method.url is not None else where.url(url.fields)
-        trace.debug("* prospero: %s resolves to %s via %s", escape(str(url)), escape(str(resolved)), method.name)
-        if method.hint:
-            trace.debug("* prospero: hint from the server: %s", escape(method.hint))
-        info = {"method": method.name, "resolved": str(resolved), "offered": names}
+        if method_hint := methods[0].hint:
+            trace.debug("* prospero: hint from the server: %s", escape(method_hint))
         if session.settings.resolve_only:
-            return Resource(url, "advisory", advisory=Advisory("", str(resolved)),
+            method = methods[0]
+            resolved = method.url if method.url is not None else where.url(url.fields)
+            trace.debug("* prospero: %s resolves to %s via %s", escape(str(url)), escape(str(resolved)), method.name)
+            info: dict[str, Any] = {"method": method.name, "resolved": str(resolved), "offered": names}
+            fields: dict[str, Any] = {}
+            if session.settings.listing_facts:  # --json: every method, field by field
+                fields = {"url": str(resolved), "method": method.name,
+                          "methods": access.describe(offered, where.host_field, where.hsoname)}  # fmt: skip
+            return Resource(url, "advisory", advisory=Advisory("", str(resolved), fields=fields),
                             metadata={**metadata, "prospero": info})  # fmt: skip
-        if method.url is None:
-            return await self._contents(url, session, where, target, user, {**metadata, "prospero": info})
-        resource = await session.follow(method.url, reason="prospero resolution", schemes=RESOLUTION_SCHEMES)
-        resource.metadata.update(metadata)
-        resource.metadata["prospero"] = {**info, "from": str(url)}
-        return resource
+        failures: list[str] = []
+        for position, method in enumerate(methods):
+            resolved = method.url if method.url is not None else where.url(url.fields)
+            trace.debug("* prospero: %s resolves to %s via %s", escape(str(url)), escape(str(resolved)), method.name)
+            info = {"method": method.name, "resolved": str(resolved), "offered": names}
+            if failures:
+                info["failed"] = list(failures)
+            try:
+                if method.url is None:
+                    return await self._contents(url, session, where, target, user, {**metadata, "prospero": info})
+                resource = await session.follow(method.url, reason="prospero resolution", schemes=RESOLUTION_SCHEMES)
+            except _FALLBACK as error:
+                if position == len(methods) - 1:
+                    raise
+                failures.append(f"{method.name}: {error}")
+                trace.warning(
+                    "* prospero: access method %s (%s) failed: %s; trying %s",
+                    method.name, escape(str(resolved)), escape(str(error)), methods[position + 1].name,
+                )  # fmt: skip
+                continue
+            resource.metadata.update(metadata)
+            resource.metadata["prospero"] = {**info, "from": str(url)}
+            return resource
+        raise AssertionError("unreachable: the last method returns or raises")
 
     async def _contents(
         self,

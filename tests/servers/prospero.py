@@ -35,6 +35,8 @@ class Link:
     hsoname: str
     methods: list[list[str]] = field(default_factory=list)
     flavour: str = "L"
+    #: Sent (with modes, owner, group and time) only when LIST asks for ATTRIBUTES.
+    size: int | None = None
 
 
 @dataclass
@@ -96,6 +98,7 @@ class ProsperoServer:
         self.requests: list[bytes] = []  # every complete request message, in order
         self.received = 0
         self.sent = 0
+        self.sent_bytes = 0  # octets of the datagrams actually sent
         self.dropped = 0
         self.cancels = 0
         self._dropped: set[tuple[int, int]] = set()
@@ -126,6 +129,7 @@ class ProsperoServer:
             if ident is not None:
                 self._dropped.add(ident)
             return
+        self.sent_bytes += len(datagram)
         await self._sock.sendto(datagram, address)
 
     async def _send_window(self, done: Done, first: int, *, fresh: bool, rescind: bool = False) -> None:
@@ -259,7 +263,8 @@ class ProsperoServer:
             elif command == "LIST" and directory is not None:
                 node = self.tree[directory]
                 assert isinstance(node, Directory)
-                out.extend(self._links(node) or [b"NONE-FOUND\n"])
+                attributes = len(words) > 1 and words[1].split("(")[0].split("+")[0] == "ATTRIBUTES"
+                out.extend(self._links(node, attributes=attributes) or [b"NONE-FOUND\n"])
             elif command == "GET-OBJECT-INFO" and len(words) >= 4:
                 node = self.tree.get(words[3])
                 failure = self._failure(node, words[3], want_directory=False)
@@ -282,13 +287,23 @@ class ProsperoServer:
             return b"FAILURE NOT-A-DIRECTORY\n"
         return b""
 
-    def _links(self, node: Directory) -> list[bytes]:
+    def _links(self, node: Directory, *, attributes: bool) -> list[bytes]:
+        """LINK lines; an EXTERNAL link's ACCESS-METHOD always follows (as on the real
+        server), the intrinsic attributes only when asked for."""
         lines = []
         for link in node.links:
             lines.append(b"LINK  %s %s %s INTERNET-D %s ASCII %s 0\n" % (
                 link.flavour.encode(), link.target.encode(), q(link.name), q(link.host), q(link.hsoname)))  # fmt: skip
             for method in link.methods:
                 lines.append(b"ATTRIBUTE CACHED FIELD ACCESS-METHOD " + b" ".join(q(v) for v in method) + b"\n")
+            if attributes:
+                modes = "drwxr-xr-x" if "DIRECTORY" in link.target else "-rw-r--r--"
+                if link.size is not None:
+                    lines.append(b"ATTRIBUTE OBJECT INTRINSIC SIZE SEQUENCE " + q(f"{link.size} bytes") + b"\n")
+                lines.append(b"ATTRIBUTE OBJECT INTRINSIC UNIX-MODES SEQUENCE " + modes.encode() + b"\n")
+                lines.append(b"ATTRIBUTE OBJECT INTRINSIC LAST-MODIFIED SEQUENCE 19940517120000Z\n")
+                lines.append(b"ATTRIBUTE OBJECT INTRINSIC NATIVE-OWNER SEQUENCE archive\n")
+                lines.append(b"ATTRIBUTE OBJECT INTRINSIC NATIVE-GROUP SEQUENCE archive\n")
         return lines
 
     def _object_info(self, node: Object | Directory, wanted: list[str]) -> list[bytes]:
