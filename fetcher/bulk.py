@@ -45,6 +45,9 @@ class Job:
     parent: str | None = None
     path: Path | None = None
     record: dict[str, Any] = field(default_factory=dict)
+    #: From the listing entry that led here (Entry.filename / Entry.immutable).
+    suggested: str | None = None
+    immutable: bool = False
 
 
 # -- input ------------------------------------------------------------------
@@ -261,7 +264,7 @@ class BulkRun:
     def destination(self, url: URL) -> Path:
         job = self.by_url[str(url)]
         if job.path is None:
-            job.path = self.layout.document(url)
+            job.path = self.layout.document(url, job.suggested)
         return job.path
 
     def add_inputs(self, jobs: list[Job]) -> None:
@@ -287,12 +290,16 @@ class BulkRun:
                 url = parse_url(entry.url)
             except URLError:
                 continue
-            if url.scheme != job.url.scheme and url.scheme not in self.follow_schemes:
+            # A news: group's articles are nntp: URLs on the server the handler chose.
+            news = job.url.scheme == "news" and url.scheme in ("nntp", "nntps")
+            if url.scheme != job.url.scheme and url.scheme not in self.follow_schemes and not news:
                 continue
             host = getattr(url, "host", None)
-            if not self.args.span_hosts and host not in self.start_hosts and host != getattr(job.url, "host", None):
+            if (not self.args.span_hosts and not news and host not in self.start_hosts
+                    and host != getattr(job.url, "host", None)):  # fmt: skip
                 continue
-            child = Job(text=str(url), line=None, url=url, depth=job.depth + 1, parent=str(job.url))
+            child = Job(text=str(url), line=None, url=url, depth=job.depth + 1, parent=str(job.url),
+                        suggested=entry.filename, immutable=entry.immutable)  # fmt: skip
             if str(url) in self.visited:
                 continue
             if self._over_cap():
@@ -303,7 +310,22 @@ class BulkRun:
                 self.visited.add(str(url))
                 self.finish(child, _record(child, "skipped", reason=f"guard: {refusal.message}"), queued=False)
                 continue
+            if child.immutable and self._saved_already(child):
+                continue
             self.enqueue(child)
+
+    def _saved_already(self, job: Job) -> bool:
+        """An immutable entry (a numbered news article) whose file exists is not fetched again."""
+        assert job.url is not None
+        key = str(job.url)
+        if key in self.visited or mask_secrets(key) in self.done:
+            return False
+        job.path = self.layout.document(job.url, job.suggested)
+        if not job.path.is_file():
+            return False
+        self.visited.add(key)
+        self.finish(job, _record(job, "skipped", reason="saved already", path=str(job.path)), queued=False)
+        return True
 
     def _over_cap(self) -> bool:
         """True (with a one-line note, once) when -r may take on no more URLs: memory stays bounded."""

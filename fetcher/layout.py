@@ -122,9 +122,13 @@ class Layout:
             )
         return path
 
-    def document(self, url: object) -> Path:
+    def document(self, url: object, suggested: str | None = None) -> Path:
+        """The path for a document; `suggested` (a name from the listing, Entry.filename) replaces
+        the name the URL gives, sanitized the same way."""
         key = mask_secrets(str(url))
-        parts = tree_parts(url) if self.mode == "tree" else [remote_name(url)]  # type: ignore[arg-type]
+        parts = tree_parts(url) if self.mode == "tree" else [remote_name(url, suggested)]  # type: ignore[arg-type]
+        if suggested and self.mode == "tree":
+            parts[-1] = remote_name(url, suggested)  # type: ignore[arg-type]
         return self._place(parts, key)
 
     def listing(self, url: object) -> Path:

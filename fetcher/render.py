@@ -173,6 +173,15 @@ def tree_parts(url: URL, *, directory: bool = False) -> list[str]:
     return [_part(url.scheme + "_" + top) if url.scheme not in ("http", "https", "ftp") else _part(top), *parts]
 
 
+def _handler_name(url: URL) -> str | None:
+    """The name a handler derives from a URL (`Handler.local_name`), if it has that hook."""
+    from .registry import get_handler
+
+    hook = getattr(get_handler(url.scheme), "local_name", None)
+    name = hook(url) if hook is not None else None
+    return name if isinstance(name, str) and name else None
+
+
 def remote_name(url: URL, suggested: str | None = None) -> str:
     """A local file name for -O: the server's suggestion or the URL's last segment, sanitized."""
     if suggested:
@@ -192,7 +201,7 @@ def remote_name(url: URL, suggested: str | None = None) -> str:
     elif isinstance(url, NntpURL):
         candidate = f"{url.group}.{url.article}" if url.article is not None else url.group
     elif isinstance(url, WaisURL):
-        candidate = url.database
+        candidate = _handler_name(url) or url.database
     elif isinstance(url, GenericURL) and url.path:
         from urllib.parse import unquote
 

@@ -41,6 +41,13 @@ class Entry:
     modified: datetime | None = None
     target: str | None = None
     mode: str | None = None
+    #: A file name the server's data suggests for this entry when -r saves it
+    #: (a WAIS document's file name or headline, a news article's
+    #: NUMBER.eml); sanitized like every name, never a path.  Not in --json.
+    filename: str | None = None
+    #: The entry's bytes never change once published (a numbered news
+    #: article): -r does not fetch it again when its file exists.
+    immutable: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         row: dict[str, Any] = {

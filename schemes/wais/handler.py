@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 from fetcher.client import Session
@@ -20,7 +21,18 @@ from fetcher.text import escape
 from fetcher.url import URL, WaisURL
 
 from .client import Hit, WaisAssociation, raise_for, release, run, search_database
-from .codec import DocID, Retrieval, SearchResponse, WaisDecodeError, media_type, retrieval_search, split_wpath
+from .codec import (
+    Diagnostic,
+    DocID,
+    Retrieval,
+    SearchResponse,
+    WaisDecodeError,
+    media_type,
+    retrieval_search,
+    split_wpath,
+)
+
+log = logging.getLogger("fetcher")
 
 
 def _entry_type(types: tuple[str, ...]) -> str:
@@ -41,6 +53,7 @@ def hit_entry(hit: Hit) -> Entry:
         type=_entry_type(hit.types),
         size=hit.length,
         description=", ".join(part for part in details if part),
+        filename=_file_name(hit.docid) or hit.headline.strip() or None,
         extra={
             "score": hit.score,
             "lines": hit.lines,
@@ -64,9 +77,27 @@ def _file_name(docid: bytes) -> str | None:
     return parts[2].rstrip("/").rsplit("/", 1)[-1] or None
 
 
+def show_diagnostics(diagnostics: list[Diagnostic], where: str) -> None:
+    """Every diagnostic record but the end-of-document one, on stderr (escaped), like waissearch."""
+    for diagnostic in diagnostics:
+        if diagnostic.kind != "end":
+            log.warning("fetch: warning: the WAIS server %s says: %s", escape(where), escape(str(diagnostic)))
+
+
 class Handler:
     scheme = "wais"
     default_port = 210
+
+    @staticmethod
+    def local_name(url: URL) -> str | None:
+        """Bulk naming hook: a document URL is saved under the file name in its DocID."""
+        if not isinstance(url, WaisURL) or url.wtype is None or not url.wpath:
+            return None
+        try:
+            _, docid = split_wpath(url.wpath)
+        except WaisDecodeError:
+            return None
+        return _file_name(docid)
 
     async def open(self, url: URL, session: Session) -> Resource:
         if not isinstance(url, WaisURL):
@@ -107,6 +138,7 @@ class Handler:
 
         async def operation(association: WaisAssociation) -> Resource:
             results = await search_database(association, url, words, max_hits=max_hits)
+            show_diagnostics(results.diagnostics, association.where)
             return Resource(
                 url,
                 "listing",

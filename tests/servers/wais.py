@@ -54,6 +54,8 @@ class Document:
     types: tuple[str, ...] = ("TEXT",)
     date: str = "0"
     headline: str | None = None
+    #: A DocID local id other than freeWAIS-sf's "<start> <end> <path>" (no file name in it).
+    local_id: str | None = None
 
     def words(self) -> list[bytes]:
         return _WORD.findall(self.text.lower())
@@ -100,6 +102,8 @@ class Faults:
     close_after: int | None = None
     #: Refuse every search with freeWAIS-sf's access-control diagnostic (T2).
     access_denied: bool = False
+    #: (code, message) of a diagnostic record sent along with every word search's hits.
+    notice: tuple[str, str] | None = None
 
     def which(self, kind: str, count: int) -> str | None:
         if count != self.nth:
@@ -291,11 +295,13 @@ class _Association:
         scored.sort(key=lambda item: (-item[0], item[1].name))
         best = scored[0][0] if scored else 1
         headers = tuple(self.header(database, document, round(1000 * raw / best)) for raw, document in scored[:limit])
-        return SearchResponse(headers=headers, search_status=1)
+        notes = (Diagnostic(*self.faults.notice),) if self.faults.notice else ()
+        return SearchResponse(headers=headers, diagnostics=notes, search_status=1)
 
     def header(self, database: Database, document: Document, score: int) -> DocumentHeader:
         path = database.file(document)
-        docid = freewais_docid(self.server.host_label, database.path, f"0 {len(document.text)} {path}")
+        local = document.local_id or f"0 {len(document.text)} {path}"
+        docid = freewais_docid(self.server.host_label, database.path, local)
         return DocumentHeader(
             docid,
             score=score,
@@ -332,6 +338,9 @@ class _Association:
         local = _local_id(docid)
         if local is None:
             return None
+        for document in database.documents:
+            if document.local_id is not None and document.local_id == local:
+                return document.text
         parts = local.split(" ", 2)
         if len(parts) != 3:
             return None
@@ -356,7 +365,8 @@ class _Association:
         diagnostics: list[Diagnostic] = []
         for item in wanted:
             local = _local_id(item.docid)
-            if local is None or len(local.split(" ", 2)) != 3:
+            opaque = any(document.local_id == local for document in database.documents if document.local_id)
+            if local is None or (len(local.split(" ", 2)) != 3 and not opaque):
                 diagnostics.append(Diagnostic("SF", "Missing DocID in request", True))
                 continue
             body = self.locate(database, item.docid)
