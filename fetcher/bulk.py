@@ -199,6 +199,8 @@ class BulkRun:
         self.queue_send, self.queue_receive = trio.open_memory_channel[URL](math.inf)
         self.pending = 0
         self.start_hosts: set[str] = set()
+        #: Who runs the URLs: this process, or a cluster executor of the same shape (fetcher/cluster.py).
+        self.fetch_all: Any = client.fetch_all
 
     def finish(self, job: Job, record: dict[str, Any], *, queued: bool = True) -> None:
         """Record a job's outcome; `queued` is False for jobs that never reached the queue."""
@@ -417,7 +419,7 @@ class BulkRun:
                 made.add(path.parent)
             return path
 
-        async with self.client.fetch_all(
+        async with self.fetch_all(
             self.queue_receive,
             jobs=self.args.jobs,
             per_host=self.args.per_host,
@@ -457,6 +459,10 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     try:
         async with Client(**settings) as client:
             run = BulkRun(args, client, manifest, progress)
+            if getattr(args, "cluster", None):
+                from .cluster import executor
+
+                run.fetch_all = executor(args.cluster, args.directory, client.settings)
             with progress:
                 async with trio.open_nursery() as nursery:
 

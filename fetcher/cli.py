@@ -195,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     bulk.add_argument("--depth", type=_zero_or_more, default=5, metavar="N")
     bulk.add_argument("--span-hosts", action="store_true")
     bulk.add_argument("--follow-schemes", metavar="LIST", help="schemes recursion may cross into")
+    bulk.add_argument("--cluster", metavar="local[:N]|tcp://HOST:PORT",
+                      help="run the bulk job on a dask cluster (pip install 'fetcher-rfc1738[cluster]')")  # fmt: skip
     warc = parser.add_argument_group("archiving (WARC; needs the 'warc' extra)")
     warc.add_argument("--warc-file", metavar="NAME", help="also archive every retrieval in NAME.warc.gz")
     warc.add_argument("--warc-max-size", type=_positive_size, metavar="SIZE",
@@ -320,7 +322,7 @@ def _install_logging(verbose: bool) -> Callable[[], None]:
 
 
 def is_bulk(args: argparse.Namespace) -> bool:
-    return bool(args.input_file or args.directory or args.manifest or args.recursive or args.skip_done)
+    return bool(args.input_file or args.directory or args.manifest or args.recursive or args.skip_done or args.cluster)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,392 @@
+"""Bulk runs on a Dask cluster: every core of this machine, or many machines.
+
+`bulk.py` stays the one place that knows jobs, retries and the manifest.
+This module is only an executor with the shape of `Client.fetch_all`: it
+cuts the URLs into host shards, ships each shard as a batch to a Dask
+worker, where the same `fetch_all` code runs in the worker's own trio loop
+with the same `Settings`, and brings the outcomes back.
+
+- Sharding: the key is the one `--per-host` counts by, (host, port).  A key
+  is leased to at most one batch at a time, and its next batch is sent only
+  once the previous one has come back, so one host's URLs never run on two
+  workers at once and `--per-host` holds across the whole cluster.
+- Retries: a URL's transient errors are retried inside its batch, as in a
+  local run.  A worker that dies mid-batch is handled by Dask, which runs
+  the task again on another worker; each batch keeps a journal of the files
+  it completed (beside the output, removed at the end of the run), so the
+  rerun returns those from the journal and fetches only the rest.
+- One outcome per URL: the driver keeps the URLs it is waiting for and drops
+  any second outcome for one of them.
+
+Dask is imported by this module only, and this module only with `--cluster`
+or `fetcher.cluster.fetch_all`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import shutil
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from ..batch import Outcomes, _as_async
+from ..client import Outcome
+from ..errors import FetchError, UsageError
+from ..settings import Settings
+from ..sink import Download
+from ..url import URL, parse_url
+from .worker import BatchTask, Shipped, _pack_error, _unpack_error, run_batch
+
+#: URLs of one host in one batch: small enough that a lost worker costs
+#: little and hosts rotate, large enough that the per-batch cost (a Dask
+#: task, a trio loop, fresh connections) is spread thin.
+HOST_CHUNK = 50
+
+_HINT = "give --cluster local, local:N or tcp://HOST:PORT (a running dask scheduler)"
+
+
+@dataclass
+class ClusterOutcome(Outcome):
+    """An `Outcome` that also says where and when it ran (wall-clock seconds)."""
+
+    worker: str = ""
+    started: float = 0.0
+    ended: float = 0.0
+
+
+def parse_target(text: str) -> tuple[str, int | str]:
+    """`local` / `local:N` -> ("local", N); `tcp://HOST:PORT` (or any scheduler address) -> ("address", text)."""
+    if text == "local" or text.startswith("local:"):
+        count = text.partition(":")[2]
+        if not count:
+            return "local", os.cpu_count() or 1
+        if not count.isdigit() or int(count) < 1:
+            raise UsageError(f"--cluster {text}: the worker count must be a whole number of at least 1", hint=_HINT)
+        return "local", int(count)
+    if "://" in text and text.split("://", 1)[1]:
+        return "address", text
+    raise UsageError(f"--cluster {text}: not a cluster", hint=_HINT)
+
+
+def _import_dask() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(
+            "--cluster needs dask.distributed, which is not installed",
+            hint="pip install 'fetcher-rfc1738[cluster]'",
+        ) from None
+    return distributed
+
+
+def connect(target: str | Any) -> tuple[Any, Callable[[], None]]:
+    """A Dask client for `target` (`local[:N]`, a scheduler address, or a `distributed.Client`) and its closer.
+
+    Blocking (starting a local cluster takes seconds): call it in a thread.
+    A client passed in is the caller's and is not closed.
+    """
+    distributed = _import_dask()
+    if isinstance(target, distributed.Client):
+        return target, lambda: None
+    kind, value = parse_target(str(target))
+    if kind == "local":
+        cluster = distributed.LocalCluster(
+            n_workers=int(value), threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = distributed.Client(cluster)
+
+        def close_local() -> None:
+            client.close()
+            cluster.close()
+
+        return client, close_local
+    try:
+        client = distributed.Client(str(value), timeout="10s")
+    except OSError as error:
+        raise UsageError(f"--cluster {value}: cannot reach the dask scheduler: {error}", hint=_HINT) from None
+    return client, client.close
+
+
+def worker_settings(settings: Settings) -> Settings:
+    """The settings a worker gets: everything but the terminal prompt (a worker has no terminal)."""
+    shipped = dataclasses.replace(settings, prompt=None)
+    import pickle
+
+    try:
+        pickle.dumps(shipped)
+    except Exception as error:
+        raise UsageError(
+            f"--cluster: these settings cannot be sent to workers ({error})",
+            hint="Settings.extra must hold plain values for a cluster run",
+        ) from None
+    return shipped
+
+
+@dataclass
+class _Item:
+    index: int
+    text: str
+    url: URL
+    path: Path | None
+
+
+def _unpack(result: Any, item: _Item) -> Any:
+    if result is None:
+        return None
+    if isinstance(result, Download) and item.path is not None:
+        # The caller's name for the file, not the absolute one the worker was given.
+        return dataclasses.replace(result, url=item.url, path=item.path)
+    return dataclasses.replace(result, url=item.url)
+
+
+class _Shards:
+    """URLs waiting per (host, port) key, the keys leased to a batch in flight, and batch making."""
+
+    def __init__(self, chunk: int) -> None:
+        self.chunk = chunk
+        self.waiting: dict[tuple[str, object], deque[_Item]] = {}
+        self.leased: set[tuple[str, object]] = set()
+
+    def add(self, item: _Item) -> None:
+        key = (str(getattr(item.url, "host", "") or ""), getattr(item.url, "port", None))
+        self.waiting.setdefault(key, deque()).append(item)
+
+    def free_keys(self) -> list[tuple[str, object]]:
+        return [key for key, items in self.waiting.items() if items and key not in self.leased]
+
+    def take(self, keys: list[tuple[str, object]]) -> list[_Item]:
+        taken: list[_Item] = []
+        for key in keys:
+            queue = self.waiting[key]
+            for _ in range(min(self.chunk, len(queue))):
+                taken.append(queue.popleft())
+            if not queue:
+                del self.waiting[key]
+            self.leased.add(key)
+        return taken
+
+    def __bool__(self) -> bool:
+        return any(self.waiting.values())
+
+
+def fetch_all(
+    urls: Iterable[URL | str] | AsyncIterable[URL | str],
+    cluster: str | Any,
+    settings: Settings | None = None,
+    *,
+    jobs: int | None = None,
+    per_host: int | None = None,
+    destination: Callable[[URL], Path] | None = None,
+    resume: bool = False,
+    retries: int | None = None,
+    on_chunk: Callable[[URL, int], None] | None = None,
+    host_chunk: int = HOST_CHUNK,
+) -> Any:
+    """`Client.fetch_all` on a Dask cluster, as an async context manager::
+
+        async with fetcher.cluster.fetch_all(urls, "local:4", settings) as results:
+            async for outcome in results:   # ClusterOutcome: an Outcome plus worker, started, ended
+                ...
+
+    `cluster` is `"local"` / `"local:N"` (a local cluster of N worker
+    processes, started and stopped here), a scheduler address such as
+    `"tcp://sched:8786"`, or a `distributed.Client` (left open).  Each
+    worker runs `Client(settings).fetch_all` on its shards; `jobs` is the
+    concurrency of each worker.  With `destination`, the paths it returns
+    must be reachable under the same name by every worker (a shared
+    directory); `on_chunk` is called once per saved file with its size.
+    A batch holds at most `host_chunk` URLs of each of its hosts.
+    """
+    return _run(
+        urls, cluster, settings or Settings(), jobs, per_host, destination, resume, retries, on_chunk, host_chunk
+    )
+
+
+@asynccontextmanager
+async def _run(
+    urls: Iterable[URL | str] | AsyncIterable[URL | str],
+    cluster: str | Any,
+    settings: Settings,
+    jobs: int | None,
+    per_host: int | None,
+    destination: Callable[[URL], Path] | None,
+    resume: bool,
+    retries: int | None,
+    on_chunk: Callable[[URL, int], None] | None,
+    host_chunk: int,
+) -> AsyncIterator[Outcomes]:
+    shipped_settings = worker_settings(settings)
+    dask, close = await trio.to_thread.run_sync(connect, cluster)
+    run_id = uuid.uuid4().hex[:12]
+    journal_root: Path | None = None
+    send, receive = trio.open_memory_channel[Outcome](math.inf)
+    done_send, done_receive = trio.open_memory_channel[tuple[list[_Item], Any]](math.inf)
+    token = trio.lowlevel.current_trio_token()
+    shards = _Shards(host_chunk)
+    inflight: dict[Any, list[_Item]] = {}
+    waiting: dict[int, _Item] = {}
+    bound: list[tuple[str, str, int | None]] = []
+    fed = trio.Event()
+    wake = trio.Event()
+    try:
+        info = await trio.to_thread.run_sync(dask.scheduler_info)
+        slots = max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
+        job_count = jobs or settings.jobs
+        hosts_per_batch = max(1, math.ceil(job_count / (per_host or settings.per_host)))
+
+        def finished(future: Any, items: list[_Item]) -> None:
+            # Dask calls this in a thread of its own; hand the result to the trio loop.
+            try:
+                value: Any = future.result()
+            except BaseException as error:
+                value = error
+            try:
+                token.run_sync_soon(done_send.send_nowait, (items, value))
+            except (trio.RunFinishedError, trio.ClosedResourceError):
+                pass
+
+        def pump() -> None:
+            nonlocal journal_root
+            while len(inflight) < slots:
+                keys = shards.free_keys()
+                if not keys:
+                    return
+                idle = slots - len(inflight)
+                share = min(hosts_per_batch, max(1, math.ceil(len(keys) / idle)))
+                items = shards.take(keys[:share])
+                if bound:
+                    items.sort(key=lambda item: item.url.origin != bound[0])
+                batch_settings = shipped_settings
+                if bound and not settings.location_trusted and items[0].url.origin != bound[0]:
+                    batch_settings = dataclasses.replace(shipped_settings, user=None, password=None)
+                if journal_root is None and any(item.path is not None for item in items):
+                    first = next(item.path for item in items if item.path is not None)
+                    assert first is not None
+                    journal_root = first.absolute().parent / f".fetch-cluster-{run_id}"
+                    journal_root.mkdir(parents=True, exist_ok=True)
+                task = BatchTask(
+                    batch_id=f"{run_id}-{items[0].index}",
+                    items=[(item.text, str(item.path.absolute()) if item.path else None) for item in items],
+                    settings=batch_settings, jobs=job_count, per_host=per_host or settings.per_host,
+                    resume=resume, retries=retries, journal=str(journal_root) if journal_root else None,
+                )  # fmt: skip
+                future = dask.submit(run_batch, task, pure=False, key=f"fetch-batch-{task.batch_id}")
+                inflight[future] = items
+                future.add_done_callback(lambda f, items=items: finished(f, items))
+
+        async def feed() -> None:
+            index = 0
+            async for value in _as_async(urls):
+                text = str(value)
+                index += 1
+                try:
+                    url = value if isinstance(value, URL) else parse_url(value)
+                    if not bound:
+                        bound.append(url.origin)
+                    path = destination(url) if destination is not None else None
+                except FetchError as error:
+                    await send.send(Outcome(url=text, error=error, attempts=0))
+                    continue
+                item = _Item(index, text, url, path)
+                waiting[index] = item
+                shards.add(item)
+                pump()
+                wake.set()
+            fed.set()
+            wake.set()
+
+        def deliver(items: list[_Item], value: Any) -> None:
+            keys = {(str(getattr(i.url, "host", "") or ""), getattr(i.url, "port", None)) for i in items}
+            shards.leased -= keys
+            by_text: dict[str, deque[_Item]] = {}
+            for item in items:
+                by_text.setdefault(item.text, deque()).append(item)
+            if isinstance(value, BaseException):
+                lost = FetchError(
+                    f"cluster: the batch was lost ({type(value).__name__}: {value})",
+                    hint="see the dask worker logs; rerun with --skip-done MANIFEST to retry what failed",
+                )
+                value = [Shipped(i.text, None, _pack_error(lost), 0, 0.0, "", time.time()) for i in items]
+            for one in value:
+                queue = by_text.get(one.url)
+                if not queue:
+                    continue
+                item = queue.popleft()
+                if waiting.pop(item.index, None) is None:
+                    continue  # a second outcome for this URL: the first one counts
+                result = _unpack(one.result, item)
+                if isinstance(result, Download) and on_chunk is not None:
+                    on_chunk(item.url, result.bytes - result.resumed_from)
+                outcome = ClusterOutcome(
+                    url=item.text, result=result, error=_unpack_error(one.error) if one.error else None,
+                    attempts=one.attempts, seconds=one.seconds, worker=one.worker,
+                    started=one.ended - one.seconds, ended=one.ended,
+                )  # fmt: skip
+                send.send_nowait(outcome)
+
+        async def collect() -> None:
+            nonlocal wake
+            async with send:
+                while True:
+                    if fed.is_set() and not inflight and not shards:
+                        return
+                    if not inflight:
+                        await wake.wait()
+                        wake = trio.Event()
+                        continue
+                    items, value = await done_receive.receive()
+                    for future in [f for f, its in inflight.items() if its is items]:
+                        del inflight[future]
+                    deliver(items, value)
+                    pump()
+
+        ended: BaseException | None = None
+        with receive:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(feed)
+                nursery.start_soon(collect)
+                try:
+                    yield Outcomes(receive)
+                except BaseException as error:
+                    ended = error
+                finally:
+                    nursery.cancel_scope.cancel()
+        if ended is not None:
+            try:
+                raise ended
+            finally:
+                ended = None
+    finally:
+        done_send.close()
+        with trio.CancelScope(shield=True):
+            if inflight:
+                await trio.to_thread.run_sync(dask.cancel, list(inflight))
+            await trio.to_thread.run_sync(close)
+        if journal_root is not None:
+            shutil.rmtree(journal_root, ignore_errors=True)
+
+
+def executor(cluster: str, directory: str | None, settings: Settings) -> Callable[..., Any]:
+    """What `fetch --cluster` puts in place of `Client.fetch_all` (same arguments, same outcomes)."""
+    parse_target(cluster)
+    if directory and "://" in directory:
+        raise UsageError(
+            f"-d {directory}: output to an fsspec URL is not implemented for --cluster",
+            hint="give a directory every worker reaches under the same path (local, NFS, a mounted bucket)",
+        )
+    _import_dask()
+
+    def run(urls: Any, **options: Any) -> Any:
+        return fetch_all(urls, cluster, settings, **options)
+
+    return run

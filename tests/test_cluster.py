@@ -1,0 +1,275 @@
+"""Bulk runs on a Dask cluster (fetcher/cluster.py): two worker processes on this machine.
+
+One LocalCluster serves the whole module (starting one costs seconds); the
+test that kills a worker runs last.  The servers are the in-repo trio
+servers, run in a thread of their own so that the worker processes reach
+them on 127.0.0.1 while the test drives `fetch` in the main thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from distributed import Client as DaskClient
+from distributed import LocalCluster
+
+from fetcher import cluster
+from fetcher.cli import main
+from fetcher.settings import Settings
+from tests.servers.common import serving
+from tests.servers.ftp_fake import FakeFtpServer
+from tests.servers.gopher import GopherServer
+from tests.servers.http_server import Exchange, HTTPTestServer, Received
+
+
+def body(name: str) -> bytes:
+    return (name.encode() + b"\n") * 40
+
+
+class _EveryPath(dict[str, Any]):
+    """Routes that send every path to one route (the server looks routes up with .get)."""
+
+    def __init__(self, route: Any) -> None:
+        super().__init__()
+        self.route = route
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.route
+
+
+class Servers:
+    """HTTP servers (one host each: host and port make the shard key), an FTP and a Gopher server."""
+
+    def __init__(self, http_hosts: int = 2, delay: float = 0.0, on_request: Any = None) -> None:
+        self.http = [HTTPTestServer() for _ in range(http_hosts)]
+        self.delay = delay
+        self.on_request = on_request
+        for server in self.http:
+            server.routes = _EveryPath(self._route)
+        self.ftp = FakeFtpServer({f"/pub/f{i}.txt": body(f"ftp{i}") for i in range(6)})
+        self.gopher = GopherServer({f"/g{i}.txt".encode(): body(f"gopher{i}") for i in range(6)})
+        self._ready = threading.Event()
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._stop: trio.Event | None = None
+        self._thread = threading.Thread(target=trio.run, args=(self._main,), daemon=True)
+
+    async def _route(self, request: Received, exchange: Exchange) -> None:
+        if self.on_request is not None:
+            self.on_request(request)
+        if self.delay:
+            await trio.sleep(self.delay)
+        name = request.path.rsplit("/", 1)[1]
+        if name.startswith("missing"):
+            await exchange.respond(404, b"no such page\n")
+        else:
+            await exchange.respond(200, body(name), [("Content-Type", "text/plain")])
+
+    async def _main(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        self._stop = trio.Event()
+        async with trio.open_nursery() as nursery:
+            for server in self.http:
+                await nursery.start(server.serve)
+            await nursery.start(self.ftp.serve)
+            async with serving(self.gopher):
+                self._ready.set()
+                await self._stop.wait()
+            nursery.cancel_scope.cancel()
+
+    def __enter__(self) -> Servers:
+        self._thread.start()
+        assert self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self._token is not None and self._stop is not None
+        self._token.run_sync_soon(self._stop.set)
+        self._thread.join(10)
+
+    def requests(self) -> Counter[str]:
+        return Counter(f"{server.port}{request.path}" for server in self.http for request in server.requests)
+
+
+@pytest.fixture(scope="module")
+def dask() -> Iterator[DaskClient]:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, memory_limit="400MiB", dashboard_address=None
+        ) as local,
+        DaskClient(local) as client,
+    ):
+        yield client
+
+
+def records(path: Path, root: Path) -> dict[str, dict[str, Any]]:
+    """Manifest records by URL, without timings, with paths relative to the output directory."""
+    rows: dict[str, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        row.pop("seconds")
+        for key in ("path", "target"):
+            if row.get(key):
+                row[key] = str(Path(row[key]).relative_to(root))
+        assert row["url"] not in rows, f"two records for {row['url']}"
+        rows[row["url"]] = row
+    return rows
+
+
+def mixed_urls(servers: Servers, tmp_path: Path) -> list[str]:
+    files = tmp_path / "files"
+    files.mkdir()
+    for i in range(4):
+        (files / f"local{i}.txt").write_bytes(body(f"local{i}"))
+    urls: list[str] = []
+    for server in servers.http:
+        urls += [server.url(f"/h{server.port}-{i}.txt") for i in range(12)]
+        urls.append(server.url("/missing.txt"))
+    ftp = servers.ftp.url
+    urls += [f"{ftp}/pub/f{i}.txt" for i in range(6)] + [f"{ftp}/pub/absent.txt"]
+    gopher = f"gopher://127.0.0.1:{servers.gopher.port}"
+    urls += [f"{gopher}/0/g{i}.txt" for i in range(6)] + [f"{gopher}/0/absent.txt"]
+    urls += [(files / f"local{i}.txt").as_uri() for i in range(4)] + [(files / "absent.txt").as_uri()]
+    urls += ["http://127.0.0.1:25/refused-port", "ftp://bad host/"]
+    return urls
+
+
+def test_mixed_run_manifest_matches_single_process(
+    dask: DaskClient, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    address = dask.scheduler.address
+    with Servers() as servers:
+        urls = mixed_urls(servers, tmp_path)
+        listing = tmp_path / "urls.txt"
+        listing.write_text("\n".join(urls) + "\n")
+        common = ["-i", str(listing), "--no-progress", "--timeout", "5", "--retries", "1", "-j", "4"]
+        local_code = main([*common, "-d", str(tmp_path / "one"), "--manifest", str(tmp_path / "one.jsonl")])
+        local_err = capsysbinary.readouterr().err.decode()
+        cluster_code = main(
+            [*common, "-d", str(tmp_path / "two"), "--manifest", str(tmp_path / "two.jsonl"), "--cluster", address]
+        )
+        cluster_err = capsysbinary.readouterr().err.decode()
+        served = servers.requests()
+    assert local_code == cluster_code == 1
+    single = records(tmp_path / "one.jsonl", tmp_path / "one")
+    spread = records(tmp_path / "two.jsonl", tmp_path / "two")
+    assert set(single) == set(urls)
+    assert spread == single
+    failed = {url for url, row in spread.items() if row["status"] == "failed"}
+    assert len(failed) == 2 + 1 + 1 + 1 + 2  # two HTTP 404s, FTP, Gopher, file, guard, bad URL
+    assert spread["http://127.0.0.1:25/refused-port"]["exit_code"] == 3
+    for _url, row in spread.items():
+        if row["status"] == "ok":
+            assert (tmp_path / "two" / row["path"]).read_bytes() == (tmp_path / "one" / row["path"]).read_bytes()
+    # The summary line is the same, counted across the cluster.
+    summary = [
+        line.split(";")[0] for err in (local_err, cluster_err) for line in err.splitlines() if "retrieved" in line
+    ]
+    assert summary == ["fetch: 40 retrieved, 7 failed"] * 2
+    # Each HTTP document was asked for once per run, whichever worker ran it.
+    assert set(served.values()) == {2}
+    assert not list((tmp_path / "two").glob(".fetch-cluster-*"))  # the batch journals are gone
+
+    # --skip-done works across local and cluster runs: only what failed runs again.
+    code = main([*common, "-d", str(tmp_path / "two"), "--manifest", str(tmp_path / "three.jsonl"),
+                 "--skip-done", str(tmp_path / "one.jsonl"), "--cluster", address])  # fmt: skip
+    assert code == 1
+    again = records(tmp_path / "three.jsonl", tmp_path / "two")
+    assert {url for url, row in again.items() if row["status"] != "skipped"} == failed
+
+
+def test_a_host_never_runs_on_two_workers_at_once(dask: DaskClient, tmp_path: Path) -> None:
+    with Servers(http_hosts=4, delay=0.01) as servers:
+        urls = [server.url(f"/n{i}.txt") for server in servers.http for i in range(24)]
+        out = tmp_path / "out"
+        out.mkdir()
+
+        async def run() -> list[cluster.ClusterOutcome]:
+            got: list[cluster.ClusterOutcome] = []
+            async with cluster.fetch_all(
+                urls, dask, Settings(timeout=5), per_host=2, host_chunk=4,
+                destination=lambda url: out / f"{url.port}-{url.path.strip('/')}",
+            ) as results:  # fmt: skip
+                async for outcome in results:
+                    assert isinstance(outcome, cluster.ClusterOutcome)
+                    got.append(outcome)
+            return got
+
+        outcomes = trio.run(run)
+    assert sorted(o.url for o in outcomes) == sorted(urls)
+    assert [o for o in outcomes if not o.ok] == []
+    by_host: dict[str, list[cluster.ClusterOutcome]] = {}
+    for outcome in outcomes:
+        by_host.setdefault(outcome.url.rsplit("/", 1)[0], []).append(outcome)
+    moved = 0
+    for spans in by_host.values():
+        spans.sort(key=lambda o: o.started)
+        moved += len({o.worker for o in spans}) > 1
+        for earlier, later in itertools.pairwise(spans):
+            if earlier.worker != later.worker:
+                # Every URL of this host on the earlier worker ended before this one started.
+                last_end = max(o.ended for o in spans if o.worker == earlier.worker and o.started <= later.started)
+                assert last_end <= later.started, (earlier, later)
+    assert moved, "no host's shards ran on both workers: the check above proved nothing"
+
+
+def test_version_imports_no_dask() -> None:
+    shown = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "fetcher", "--version"], capture_output=True, text=True, check=True
+    )
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in shown.stderr.splitlines() if "|" in line}
+    assert "fetcher" in imported
+    assert not imported & {"dask", "distributed"}
+
+
+def test_cluster_usage_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["-d", "s3://bucket/prefix", "--cluster", "local:2", "http://127.0.0.1:9/x"]) == 2
+    assert "not implemented" in capsysbinary.readouterr().err.decode()
+    assert main(["-d", str(tmp_path), "--cluster", "local:zero", "http://127.0.0.1:9/x"]) == 2
+    err = capsysbinary.readouterr().err.decode()
+    assert "fetch: --cluster local:zero" in err and "hint:" in err
+
+
+def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None:
+    pids = list(dask.run(os.getpid).values())
+    killed = threading.Event()
+    seen = Counter[str]()
+
+    def on_request(request: Received) -> None:
+        # Both workers are mid-batch (one host each) when the 10th request of a host arrives.
+        seen[request.path.split("-")[0]] += 1
+        if not killed.is_set() and max(seen.values()) >= 10:
+            killed.set()
+            os.kill(pids[0], signal.SIGKILL)
+
+    with Servers(http_hosts=2, delay=0.03, on_request=on_request) as servers:
+        urls = [server.url(f"/h{server.port}-{i}.txt") for server in servers.http for i in range(30)]
+        listing = tmp_path / "urls.txt"
+        listing.write_text("\n".join(urls) + "\n")
+        manifest = tmp_path / "m.jsonl"
+        code = main(["-i", str(listing), "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress",
+                     "--timeout", "5", "-j", "4", "--per-host", "2", "--cluster", dask.scheduler.address])  # fmt: skip
+        served = servers.requests()
+    assert killed.is_set()
+    assert code == 0
+    rows = records(manifest, tmp_path / "out")
+    assert set(rows) == set(urls)
+    assert {row["status"] for row in rows.values()} == {"ok"}
+    for row in rows.values():
+        name = row["url"].rsplit("/", 1)[1]
+        assert (tmp_path / "out" / row["path"]).read_bytes() == body(name)
+    # Files the dead worker had completed were not fetched again: only the
+    # ones in flight when it died (--per-host 2) may have been asked for twice.
+    assert sum(count > 1 for count in served.values()) <= 3
+    assert sum(served.values()) <= len(urls) + 3
