@@ -1,0 +1,138 @@
+"""Scale-out: one mixed bulk job on a local Dask cluster, against the hand split and one process.
+
+    python -m bench.cluster [--count 10000] [--runs 3] [--workers 2] [--report DIR]
+
+Four hosts (nginx over HTTP, vsftpd over FTP, two in-repo Gopher servers),
+`--count` URLs spread evenly over them, 4 KiB each.  Three ways to run it:
+
+- one process: `fetch -i ALL -d OUT -j 8 --per-host 8`;
+- hand split: two such processes side by side, one per half of the hosts
+  (HTTP + Gopher 1, FTP + Gopher 2): the ideal a user gets by sharding by hand;
+- cluster: `fetch -i ALL -d OUT -j 8 --per-host 8 --cluster local:2` (starting
+  the local cluster is part of its time).
+
+The per-URL overhead of the cluster path is (cluster - hand split) / count.
+On a 2-core machine the servers share the cores with the clients.  vsftpd
+needs root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.harness import Figure, fetch_bulk_command, markdown, measure, write_report
+from tests.interop.content import public_tempdir, remove_tree
+from tests.interop.ftp_servers import start_vsftpd, vsftpd_missing
+from tests.interop.nginx_server import find_nginx, run_nginx
+from tests.interop.processes import free_port, wait_for_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--report", type=Path)
+    args = parser.parse_args()
+    nginx = find_nginx()
+    if nginx is None or vsftpd_missing():
+        sys.exit("needs nginx and vsftpd (apt-get install nginx-light vsftpd) and root")
+    content = public_tempdir("fetcher-bench-cluster-")
+    work = Path(tempfile.mkdtemp(prefix="fetcher-bench-cluster-out-"))
+    (content / "files").mkdir(mode=0o755)
+    names = 2000
+    for index in range(names):
+        (content / "files" / f"f{index:05d}.bin").write_bytes(os.urandom(4096))
+    gopher_ports = [free_port()]
+    while len(gopher_ports) < 2:  # free_port() may hand out the same free port twice
+        port = free_port()
+        if port not in gopher_ports:
+            gopher_ports.append(port)
+    gophers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.servers.gopher", "--port", str(port), "--items", str(names)],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+        )
+        for port in gopher_ports
+    ]
+    ftp = start_vsftpd(content)
+    figure = Figure(f"cluster ({args.count} URLs over 4 hosts: http, ftp, 2 x gopher)", "cluster <= 1.10 x hand split")
+    try:
+        for port in gopher_ports:
+            wait_for_port(port)
+        with run_nginx(content, nginx=nginx) as web:
+            os.environ.update({"http_proxy": "", "no_proxy": "*"})
+            hosts = [
+                lambda i: f"{web.url('').rstrip('/')}/files/f{i % names:05d}.bin",
+                lambda i: f"{gopher_url(gopher_ports[0])}/0/item/{i % names:05d}.txt",
+                lambda i: f"{ftp.url}/files/f{i % names:05d}.bin",
+                lambda i: f"{gopher_url(gopher_ports[1])}/0/item/{i % names:05d}.txt",
+            ]
+            urls = [hosts[i % 4](i // 4) for i in range(args.count)]
+            halves = [[u for i, u in enumerate(urls) if i % 4 < 2], [u for i, u in enumerate(urls) if i % 4 >= 2]]
+            every = work / "all.txt"
+            every.write_text("\n".join(urls) + "\n")
+            parts = [work / "half0.txt", work / "half1.txt"]
+            for path, half in zip(parts, halves, strict=True):
+                path.write_text("\n".join(half) + "\n")
+            out = work / "out"
+            one = fetch_bulk_command(every, out / "one", args.jobs)
+            split = " & ".join(
+                shlex.join(fetch_bulk_command(part, out / f"half{n}", args.jobs)) for n, part in enumerate(parts)
+            )
+            commands = {
+                "one process": one,
+                "hand split (2 processes)": ["sh", "-c", split + " & wait"],
+                f"cluster local:{args.workers}": [
+                    *fetch_bulk_command(every, out / "cluster", args.jobs),
+                    "--cluster",
+                    f"local:{args.workers}",
+                ],
+            }
+            for run in range(args.runs + 1):  # the first round warms the caches and is dropped
+                for name, argv in commands.items():
+                    shutil.rmtree(out, ignore_errors=True)
+                    sample = measure(argv)
+                    if sample.returncode != 0:
+                        sys.exit(f"{name} failed")
+                    if run:
+                        figure.samples.setdefault(name, []).append(sample)
+    finally:
+        ftp.stop()
+        for gopher in gophers:
+            gopher.terminate()
+            gopher.wait(timeout=10)
+        remove_tree(content)
+        shutil.rmtree(work, ignore_errors=True)
+    print(markdown([figure]))
+    medians = {name: statistics.median(s.seconds for s in samples) for name, samples in figure.samples.items()}
+    hand = medians["hand split (2 processes)"]
+    cluster = medians[f"cluster local:{args.workers}"]
+    print(
+        f"\nhand split / one process: {hand / medians['one process']:.2f}; "
+        f"cluster / hand split: {cluster / hand:.2f}; "
+        f"cluster overhead per URL: {(cluster - hand) / args.count * 1e6:.0f} us"
+    )
+    if args.report is not None:
+        write_report([figure], args.report)
+    return 0
+
+
+def gopher_url(port: int) -> str:
+    return f"gopher://127.0.0.1:{port}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
