@@ -29,45 +29,128 @@ import hashlib
 import json
 import logging
 import tempfile
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .resource import Resource
 
 #: Bytes of a payload kept in memory before the spool moves to disk.
 SPOOL_MEMORY = 256 * 1024
+#: Chunks waiting for the spool's worker thread before the transfer waits for it.
+PENDING = 16
 #: Most bytes of dialogue kept per retrieval (an endless listing traced line
 #: by line must not grow without bound); past it the dialogue says so.
 DIALOGUE_BYTES = 1 << 20
 
 
-class Spool:
-    """Bytes on their way to an archive: a temporary file plus their SHA-1 as they arrive."""
+def _warc_digest(sha1: Any) -> str:
+    """The WARC form of a digest: "sha1:" and base 32."""
+    return "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
 
-    def __init__(self) -> None:
+
+class Spool:
+    """Bytes on their way to an archive: a temporary file plus their SHA-1 as they arrive.
+
+    With `head=True` (an HTTP message) it also hashes what follows the first
+    empty line (the body), so the recorder need not read a large payload
+    again to compute its payload digest.
+
+    Past SPOOL_MEMORY bytes the hashing and the file writes move to a worker
+    thread (hashlib and file writes release the GIL), so they overlap the
+    transfer instead of adding to it; at most PENDING chunks wait for it
+    (back-pressure on a fast network), and every reader waits for them.
+    """
+
+    def __init__(self, *, head: bool = False) -> None:
         self.file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
         self.size = 0
         self._sha1 = hashlib.sha1()
+        #: Length of the head (through its empty line) once seen; None before.
+        self.head_length: int | None = None if head else 0
+        self._head = bytearray() if head else None
+        self._body_sha1 = hashlib.sha1() if head else None
+        self._worker: ThreadPoolExecutor | None = None
+        self._pending: deque[Future[None]] = deque()
 
     def write(self, data: bytes) -> None:
-        self.file.write(data)
         self.size += len(data)
+        if self._worker is None and self.size > SPOOL_MEMORY:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetcher-spool")
+        if self._worker is None:
+            self._store(data)
+            return
+        self._pending.append(self._worker.submit(self._store, data))
+        while self._pending and (len(self._pending) > PENDING or self._pending[0].done()):
+            self._pending.popleft().result()
+
+    def _store(self, data: bytes) -> None:
+        try:
+            self.file.write(data)
+        except OSError as error:
+            from .errors import OutputError
+
+            raise OutputError(
+                f"cannot spool a payload for the WARC file: {error.strerror or error}",
+                hint="free space in the temporary directory ($TMPDIR)",
+            ) from None
         self._sha1.update(data)
+        if self._head is not None:
+            self._find_head(data)
+        elif self._body_sha1 is not None:
+            self._body_sha1.update(data)
+
+    def settle(self) -> None:
+        """Wait for the worker to store every chunk written so far."""
+        while self._pending:
+            self._pending.popleft().result()
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+            self._worker = None
+
+    def _find_head(self, data: bytes) -> None:
+        assert self._head is not None and self._body_sha1 is not None
+        start = len(self._head)
+        self._head += data
+        end = self._head.find(b"\r\n\r\n", max(0, start - 3))
+        if end < 0:
+            if len(self._head) > 1 << 20:  # no head to speak of: let the recorder work it out
+                self._head = None
+                self._body_sha1 = None
+            return
+        self.head_length = end + 4
+        self._body_sha1.update(self._head[end + 4 :])
+        self._head = None
 
     @property
     def digest(self) -> str:
-        """The WARC form of the digest: "sha1:" and base 32."""
-        return "sha1:" + base64.b32encode(self._sha1.digest()).decode("ascii")
+        """The WARC form of the digest of every byte."""
+        self.settle()
+        return _warc_digest(self._sha1)
+
+    @property
+    def body_digest(self) -> str | None:
+        """The digest of what followed the head (None when no head was seen)."""
+        self.settle()
+        if self._body_sha1 is None or self._head is not None:
+            return None
+        return _warc_digest(self._body_sha1)
 
     def rewind(self) -> IO[bytes]:
+        self.settle()
         self.file.seek(0)
         return self.file
 
     def close(self) -> None:
+        try:
+            self.settle()
+        except Exception:  # the retrieval is over either way; the spool only has to go
+            pass
         self.file.close()
 
 
@@ -76,7 +159,7 @@ class Exchange:
     """One request and the bytes that answered it, as on the wire."""
 
     request: bytes
-    response: Spool = field(default_factory=Spool)
+    response: Spool = field(default_factory=lambda: Spool(head=True))
 
 
 @dataclass

@@ -24,8 +24,9 @@ import io
 import json
 import os
 import platform
+import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +52,10 @@ SAMPLE = 256 * 1024
 STORED_RATIO = 0.9
 
 
+#: Bytes read from a spool at a time while writing a record (warcio reads 16 KiB).
+READ_SIZE = 1 << 20
+
+
 class _Member:
     """A gzip member around one record (warcio's writer with gzip=False writes into it)."""
 
@@ -68,11 +73,53 @@ class _Member:
         self.out.write(self.compressor.flush())
 
 
+class _StoredMember:
+    """A gzip member of stored deflate blocks (RFC 1951 §3.2.4): for payloads that do not compress.
+
+    zlib at level 0 still copies every byte through its window (~0.5 GB/s);
+    framing the bytes as stored blocks ourselves costs a CRC-32 and a write.
+    """
+
+    HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # no name, no mtime, OS unknown
+    BLOCK = 0xFFFF
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.crc = 0
+        self.size = 0
+        out.write(self.HEADER)
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        self.crc = zlib.crc32(view, self.crc)
+        self.size += len(view)
+        for start in range(0, len(view), self.BLOCK):
+            piece = view[start : start + self.BLOCK]
+            length = len(piece)
+            self.out.write(b"\x00" + struct.pack("<HH", length, length ^ 0xFFFF))
+            self.out.write(piece)
+
+    def flush(self) -> None:
+        pass
+
+    def finish(self) -> None:
+        self.out.write(b"\x01\x00\x00\xff\xff" + struct.pack("<II", self.crc, self.size & 0xFFFFFFFF))
+
+
+class _Writer(WARCWriter):  # type: ignore[misc]
+    """warcio's writer, reading spools in large pieces."""
+
+    @staticmethod
+    def _iter_stream(stream: IO[bytes]) -> Iterator[bytes]:
+        while piece := stream.read(READ_SIZE):
+            yield piece
+
+
 class _Redirected:
     """The file object warcio writes to; it forwards to the current record's member."""
 
     def __init__(self) -> None:
-        self.target: _Member | None = None
+        self.target: _Member | _StoredMember | None = None
 
     def write(self, data: bytes) -> int:
         assert self.target is not None
@@ -157,7 +204,7 @@ class WarcRecorder:
         self.gzip_level = gzip_level
         self._lock = trio.Lock()
         self._sink = _Redirected()
-        self._writer = WARCWriter(self._sink, gzip=False, warc_version="1.1")
+        self._writer = _Writer(self._sink, gzip=False, warc_version="1.1")
         self._file: IO[bytes] | None = None
         self._index = 0
         self.paths: list[Path] = []
@@ -207,7 +254,8 @@ class WarcRecorder:
         """One record as one gzip member, written whole; its CDXJ line after it."""
         assert self._file is not None
         offset = self._file.tell()
-        member = _Member(self._file, self.gzip_level if level is None else level)
+        level = self.gzip_level if level is None else level
+        member = _StoredMember(self._file) if level == 0 else _Member(self._file, level)
         self._sink.target = member
         try:
             self._writer.write_record(record)
@@ -269,14 +317,16 @@ class WarcRecorder:
         for exchange in capture.exchanges:
             if exchange.response.size == 0:
                 continue
-            level = self._level_for(exchange.response)
+            spool = exchange.response
+            level = self._level_for(spool)
+            headers = {"WARC-Date": date}
+            if spool.body_digest is not None:
+                # Digests taken as the bytes arrived; checked below against the head warcio parses.
+                headers.update({"WARC-Block-Digest": spool.digest, "WARC-Payload-Digest": spool.body_digest})
             response = self._writer.create_warc_record(
-                uri,
-                "response",
-                payload=exchange.response.rewind(),
-                length=exchange.response.size,
-                warc_headers_dict={"WARC-Date": date},
+                uri, "response", payload=spool.rewind(), length=spool.size, warc_headers_dict=headers
             )
+            self._check_digests(response, spool)
             response = self._deduplicated(response, uri, date)
             main_id = response.rec_headers.get_header("WARC-Record-ID")
             request = self._writer.create_warc_record(
@@ -321,6 +371,22 @@ class WarcRecorder:
                 warc_headers_dict=headers,
             )
             self._write(metadata)
+
+    def _check_digests(self, record: Any, spool: Spool) -> None:
+        """Keep the digests taken on arrival only if warcio writes the head exactly as it arrived."""
+        if record.rec_headers.get_header("WARC-Block-Digest") is None:
+            return
+        head_length = record.raw_stream.tell()
+        exact = False
+        if record.http_headers is not None and head_length == spool.head_length:
+            record.http_headers.compute_headers_buffer(self._writer.header_filter)
+            record.raw_stream.seek(0)
+            exact = record.http_headers.headers_buff == record.raw_stream.read(head_length)
+            record.raw_stream.seek(head_length)
+        if not exact:
+            record.rec_headers.remove_header("WARC-Block-Digest")
+            record.rec_headers.remove_header("WARC-Payload-Digest")
+            self._writer.ensure_digest(record, block=True, payload=True)
 
     def _deduplicated(self, record: Any, uri: str, date: str) -> Any:
         """With --warc-dedup, a payload seen before in this run becomes a revisit record."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,8 @@ from tests.servers.http_server import HTTPTestServer, gzipped, redirect
 pytestmark = pytest.mark.usefixtures("no_netrc")
 
 BODY = bytes(range(256)) * 1024 + b"tail\n"  # 256 KiB and a bit: more than the spool keeps in memory
+#: Incompressible (stored in its gzip member rather than deflated), deterministic.
+NOISE = random.Random(19).randbytes(700_000)
 
 
 async def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
@@ -82,7 +85,16 @@ async def http(nursery: trio.Nursery) -> HTTPTestServer:
     server.add("/gz.txt", gzipped(b"gzip me " * 1000), content_type="text/plain",
                headers=[("Content-Encoding", "gzip")])  # fmt: skip
     server.add("/chunked.txt", b"chunk " * 5000, content_type="text/plain", chunked=True)
+    server.add("/noise.bin", NOISE, content_type="application/octet-stream")
     server.routes["/moved"] = redirect("/body.bin")
+
+    async def odd_head(request: Any, exchange: Any) -> None:
+        # A head warcio writes back differently ("X-Odd:tight" gets a space): digests recomputed.
+        await exchange.send(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-Odd:tight\r\nConnection: close\r\n\r\nodd ok")
+        exchange.closed = True
+        await exchange.stream.aclose()
+
+    server.routes["/odd"] = odd_head
     await nursery.start(server.serve)
     return server
 
@@ -113,6 +125,22 @@ async def test_http_bodies_are_archived_before_content_decoding(http: HTTPTestSe
     chunked = next(r for r in records if r.type == "response" and r.url.endswith("/chunked.txt"))
     assert chunked.http.get_header("Transfer-Encoding") == "chunked"
     assert b"chunk chunk" in chunked.raw and chunked.raw != b"chunk " * 5000  # chunk framing kept
+
+
+async def test_incompressible_payloads_and_unusual_heads(http: HTTPTestServer, tmp_path: Path) -> None:
+    async with serving(FakeFtpServer({"/noise.bin": NOISE})) as ftp:
+        done = await cli("--warc-file", "out", "-d", "got", http.url("/noise.bin"), http.url("/odd"),
+                         f"{ftp.url}/noise.bin", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    warc = tmp_path / "out.warc.gz"
+    assert warc.stat().st_size > 2 * len(NOISE)  # stored, not deflated: both copies are there in full
+    records = read_warc(warc)
+    noise = next(r for r in records if r.type == "response" and r.url.endswith("/noise.bin"))
+    assert noise.raw == NOISE
+    odd = next(r for r in records if r.type == "response" and r.url.endswith("/odd"))
+    assert odd.raw == b"odd ok" and odd.http.get_header("X-Odd") == "tight"
+    resource = next(r for r in records if r.type == "resource")
+    assert resource.raw == NOISE and resource.url == f"{ftp.url}/noise.bin"
 
 
 async def test_http_redirect_hops_are_archived(http: HTTPTestServer, tmp_path: Path) -> None:
@@ -372,3 +400,23 @@ async def test_file_document_and_directory(tmp_path: Path) -> None:
     assert resources[0].url == file_url and resources[0].raw == BODY
     assert resources[1].content_type == "application/x-fetcher-listing+jsonl"
     assert json.loads(resources[1].raw)["name"] == "a.bin"
+
+
+async def test_a_transfer_cut_midway_leaves_only_whole_records(tmp_path: Path) -> None:
+    from tests.servers.gopher import GopherServer
+    from tests.servers.gopher import serving as gopher_serving
+
+    async with gopher_serving(GopherServer()) as server:
+        base = f"gopher://127.0.0.1:{server.port}"
+        done = await cli("--warc-file", "out", f"{base}/0/hello.txt", f"{base}/9/reset", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    records = read_warc(tmp_path / "out.warc.gz")
+    assert [(r.type, r.url) for r in records[1:]] == [("resource", f"{base}/0/hello.txt"),
+                                                      ("metadata", f"{base}/0/hello.txt")]  # fmt: skip
+
+
+async def test_warc_options_without_warc_file_are_a_usage_error(tmp_path: Path) -> None:
+    done = await cli("--warc-cdx", "file:///dev/null", cwd=tmp_path)
+    assert done.returncode == 2
+    assert b"need --warc-file" in done.stderr
+    assert list(tmp_path.iterdir()) == []
