@@ -420,3 +420,15 @@ async def test_warc_options_without_warc_file_are_a_usage_error(tmp_path: Path) 
     assert done.returncode == 2
     assert b"need --warc-file" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_recursive_mirror_archives_listings_and_files(tmp_path: Path) -> None:
+    async with serving(FakeFtpServer(FTP_FILES)) as server:
+        done = await cli("--warc-file", "mirror", "-r", "-d", "got", f"{server.url}/pub/", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = read_warc(tmp_path / "mirror.warc.gz")
+    resources = {r.url: r for r in records if r.type == "resource"}
+    assert resources[f"{server.url}/pub/a.txt"].raw == b"in pub\n"
+    assert resources[f"{server.url}/pub/big.bin"].raw == BODY
+    listing = resources[f"{server.url}/pub/"]
+    assert listing.content_type.startswith("text/x-ftp-") and b"big.bin" in listing.raw
