@@ -28,16 +28,16 @@ import base64
 import hashlib
 import json
 import logging
-import tempfile
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from .resource import Resource
 
 #: Bytes of a payload kept in memory before the spool moves to disk.
@@ -68,6 +68,8 @@ class Spool:
     """
 
     def __init__(self, *, head: bool = False) -> None:
+        import tempfile  # only when something records: `fetch` without --warc-file never loads it
+
         self.file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
         self.size = 0
         self._sha1 = hashlib.sha1()
@@ -81,6 +83,8 @@ class Spool:
     def write(self, data: bytes) -> None:
         self.size += len(data)
         if self._worker is None and self.size > SPOOL_MEMORY:
+            from concurrent.futures import ThreadPoolExecutor
+
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetcher-spool")
         if self._worker is None:
             self._store(data)
