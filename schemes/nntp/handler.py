@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 
 from fetcher import tap as archive
@@ -89,7 +90,16 @@ def _checked(text: str) -> str | None:
     return text
 
 
+def _modified(item: Overview) -> datetime | None:
+    """The overview's Date as an aware UTC time (a date without a zone is taken as UTC)."""
+    when = item.timestamp
+    if when is None:
+        return None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
 def _article_entry(server: Server, group: str, item: Overview) -> Entry:
+    """One overview line: every fact in --json; -r saves the article as NUMBER.eml, once."""
     return Entry(
         name=str(item.number),
         url=_article_url(server, group, item.number),
@@ -103,8 +113,14 @@ def _article_entry(server: Server, group: str, item: Overview) -> Entry:
             "date": item.date,
             "message_id": item.message_id,
             "references": item.references,
+            "bytes": item.size,
             "lines": item.lines,
+            # As --json writes Entry.modified; kept out of that field so the
+            # terminal table keeps its subject column (facts_table drops it).
+            "modified": when.isoformat() if (when := _modified(item)) is not None else None,
         },
+        filename=f"{item.number}.eml",
+        immutable=True,
     )
 
 

@@ -26,6 +26,10 @@ class Article:
     text: bytes
 
     @property
+    def body(self) -> bytes:
+        return self.text.split(b"\n\n", 1)[1] if b"\n\n" in self.text else b""
+
+    @property
     def head(self) -> bytes:
         return self.text.split(b"\n\n", 1)[0] + b"\n"
 
@@ -334,6 +338,7 @@ class Conversation:
             fields = [str(item.number).encode()] + [
                 item.header(name) for name in ("Subject", "From", "Date", "Message-ID", "References")
             ]
-            fields += [str(len(wire(item.text)) - 3).encode(), str(item.text.count(b"\n")).encode()]
+            # :bytes is the article on the wire; :lines counts its body (RFC 3977 8.3.2).
+            fields += [str(len(wire(item.text)) - 3).encode(), str(item.body.count(b"\n")).encode()]
             lines.append(b"\t".join(fields))
         await self.send(wire(b"\n".join(lines) + b"\n"))
