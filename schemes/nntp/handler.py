@@ -132,8 +132,9 @@ class Held:
     huge lines both stay within the cap's memory, not only its bytes.
     """
 
-    #: The Overview, the Entry, its `extra` dict and description: about 700 bytes in fact.
-    ENTRY_COST = 512
+    #: The Overview, the Entry, its `extra` dict, description, file name and
+    #: ISO date: about 850 bytes in fact.
+    ENTRY_COST = 640
 
     def __init__(self, limits: Limits, what: str) -> None:
         self.cap = limits.listing_bytes
