@@ -224,6 +224,19 @@ def test_a_host_never_runs_on_two_workers_at_once(dask: DaskClient, tmp_path: Pa
     assert moved, "no host's shards ran on both workers: the check above proved nothing"
 
 
+def test_recursive_run_matches_single_process(dask: DaskClient, tmp_path: Path) -> None:
+    """-r: listings come back to the driver, which follows their links and ships the new URLs out again."""
+    with Servers(http_hosts=0) as servers:
+        root = f"gopher://127.0.0.1:{servers.gopher.port}/"
+        common = ["-r", "--depth", "2", "--no-progress", "--timeout", "5", "--retries", "0", root]
+        main([*common, "-d", str(tmp_path / "one"), "--manifest", str(tmp_path / "one.jsonl")])
+        main([*common, "-d", str(tmp_path / "two"), "--manifest", str(tmp_path / "two.jsonl"),
+              "--cluster", dask.scheduler.address])  # fmt: skip
+    single = records(tmp_path / "one.jsonl", tmp_path / "one")
+    assert len([row for row in single.values() if row.get("depth")]) >= 3
+    assert records(tmp_path / "two.jsonl", tmp_path / "two") == single
+
+
 def test_version_imports_no_dask() -> None:
     shown = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "fetcher", "--version"], capture_output=True, text=True, check=True
