@@ -21,6 +21,7 @@ from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 
 from .chunked import ChunkedReader
+from .fasthead import HEAD_END, FastResponse, parse_head
 from .reader import ReplyReader
 from .request import RequestHead
 from .response import mask_userinfo
@@ -75,6 +76,10 @@ class HTTPConnection:
         self._keep_alive = False
         #: The archive tap of the current exchange (fetcher.tap), when something records.
         self._tap: archive.Tap | None = None
+        #: The current request is a GET (its reply may take the lean path of fasthead.py).
+        self._get = False
+        #: Body bytes that came with a head read on the lean path (h11 never saw them).
+        self._pending: bytes | None = None
 
     def __repr__(self) -> str:
         return f"<HTTPConnection {self.connection.host}:{self.connection.port} requests={self.requests}>"
@@ -111,6 +116,8 @@ class HTTPConnection:
             for line in head.trace_lines():
                 trace.debug("> %s", escape(line))
         assert data is not None
+        self._get = head.method == "GET"
+        self._pending = None
         self._tap = archive.current() if head.method != "CONNECT" else None
         if self._tap is not None:
             # The request as sent, with Authorization values masked as in the trace.
@@ -129,10 +136,36 @@ class HTTPConnection:
                 self._tap.response(data)
             self.reader.receive_data(data)
 
-    async def receive_response(self) -> h11.Response:
+    async def receive_response(self) -> h11.Response | FastResponse:
         """The final response head; 1xx interim responses are traced and skipped."""
         with self.connection.within():  # the whole head within --timeout, however it drips
+            if self._get:
+                fast = await self._fast_response()
+                if fast is not None:
+                    return fast
             return await self._receive_response()
+
+    async def _fast_response(self) -> FastResponse | None:
+        """The lean path: a plain head complete in the first read, parsed without h11 (fasthead.py).
+
+        Whatever it does not take (an incomplete or unusual head) goes to h11
+        as received, so h11's rules, caps and messages apply unchanged.
+        """
+        data = await self.connection.receive_some()
+        self.received += len(data)
+        if self._tap is not None:
+            self._tap.response(data)
+        end = data.find(HEAD_END)
+        reply = parse_head(data[: end + 4]) if 0 < end < self.reader.limits.header_bytes else None
+        if reply is None:
+            self.reader.receive_data(data)
+            return None
+        self.reader.accept_head(reply.headers, len(reply.reason))
+        self._trace_head(reply)
+        self._length, self._chunked, self._keep_alive = reply.length, reply.chunked, reply.keep_alive
+        self._pending = data[end + 4 :]
+        self._bypassed = False  # h11 never saw this reply: the connection is kept only once the body ended
+        return reply
 
     async def _receive_response(self) -> h11.Response:
         while True:
@@ -148,7 +181,7 @@ class HTTPConnection:
                     hint="try again",
                 )
 
-    def _trace_head(self, event: h11.InformationalResponse | h11.Response) -> None:
+    def _trace_head(self, event: h11.InformationalResponse | h11.Response | FastResponse) -> None:
         if not trace.isEnabledFor(logging.DEBUG):
             return
         reason = event.reason.decode("latin-1")
@@ -205,7 +238,10 @@ class HTTPConnection:
             header_count=limits.header_count,
         )
         self._bypassed = False
-        data = bytes(self.reader.h11.trailing_data[0])
+        if self._pending is not None:
+            data, self._pending = self._pending, None
+        else:
+            data = bytes(self.reader.h11.trailing_data[0])
         while True:
             if data:
                 piece = chunks.feed(data)
@@ -224,6 +260,10 @@ class HTTPConnection:
             self._bypassed = True
 
     async def _counted_body(self, length: int) -> AsyncIterator[bytes]:
+        if self._pending is not None:
+            async for data in self._fast_counted_body(length):
+                yield data
+            return
         remaining = length
         while remaining > 0:
             event = self.reader.next_event()
@@ -240,6 +280,33 @@ class HTTPConnection:
                 pass
             return
         self._bypassed = False
+        while remaining > 0:
+            data = await self.connection.receive_some(min(remaining, BODY_RECEIVE))
+            if not data:
+                raise ProtocolError(
+                    f"{self.connection.host}:{self.connection.port} closed the connection before the end of the body",
+                    hint="run again with -C/--continue to resume",
+                )
+            self.received += len(data)
+            remaining -= len(data)
+            if self._tap is not None:
+                self._tap.response(data)
+            yield data
+        if self._keep_alive:
+            self.reader.fresh()
+            self._bypassed = True
+
+    async def _fast_counted_body(self, length: int) -> AsyncIterator[bytes]:
+        """A Content-Length body after a lean-path head: what came with the head, then the socket."""
+        assert self._pending is not None
+        first, self._pending = self._pending, None
+        if len(first) > length:
+            # More than the body: the server sent something unasked for; the connection is not reused.
+            first = first[:length]
+            self._keep_alive = False
+        remaining = length - len(first)
+        if first:
+            yield first
         while remaining > 0:
             data = await self.connection.receive_some(min(remaining, BODY_RECEIVE))
             if not data:

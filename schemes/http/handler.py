@@ -26,8 +26,12 @@ from fetcher.url import URL, HttpURL, join
 from . import response as rules
 from .connection import HTTPConnection
 from .decoding import Decoder, decoder_for
+from .fasthead import FastResponse
 from .proxy import choose_proxy
 from .request import RequestHead, build_connect, build_request, origin_of, public
+
+#: A final response head: h11's, or the lean path's for a plain one (fasthead.py).
+Reply = h11.Response | FastResponse
 
 log = logging.getLogger("fetcher")
 trace = logging.getLogger("fetcher.trace")
@@ -163,9 +167,7 @@ class Handler:
         if data:
             raise ProtocolError(f"{where} sent data before the TLS handshake")
 
-    async def _exchange(
-        self, url: HttpURL, session: Session, route: Route, head: RequestHead
-    ) -> tuple[Lease, h11.Response]:
+    async def _exchange(self, url: HttpURL, session: Session, route: Route, head: RequestHead) -> tuple[Lease, Reply]:
         """Send the request and read the reply head, on a pooled connection if one is idle.
 
         A pooled connection the server already closed fails before any reply
@@ -203,7 +205,7 @@ class Handler:
         session: Session,
         route: Route,
         lease: Lease,
-        reply: h11.Response,
+        reply: Reply,
         sent_credentials: bool,
         offset: int,
     ) -> Resource:
@@ -214,7 +216,7 @@ class Handler:
             raise
 
     async def _settle(
-        self, url: HttpURL, session: Session, lease: Lease, reply: h11.Response, sent_credentials: bool, offset: int
+        self, url: HttpURL, session: Session, lease: Lease, reply: Reply, sent_credentials: bool, offset: int
     ) -> Resource:
         headers = rules.decode_headers(reply.headers.raw_items())
         status = reply.status_code
@@ -282,7 +284,7 @@ class Handler:
         )
 
     async def _range_refused(
-        self, url: HttpURL, session: Session, route: Route, lease: Lease, reply: h11.Response, head: RequestHead
+        self, url: HttpURL, session: Session, route: Route, lease: Lease, reply: Reply, head: RequestHead
     ) -> Resource:
         """416 to a resume: complete already when the remote size equals the local one, else start over."""
         headers = rules.decode_headers(reply.headers.raw_items())

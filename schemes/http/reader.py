@@ -92,6 +92,11 @@ class ReplyReader:
         assert event is h11.NEED_DATA or isinstance(event, h11.Event)
         return event
 
+    def accept_head(self, fields: Iterable[tuple[bytes, bytes]], reason_bytes: int) -> None:
+        """A final head read on the lean path (fasthead.py): the same caps as one h11 framed."""
+        self._charge(fields, STATUS_OVERHEAD + reason_bytes, "response head")
+        self.head_received = True
+
     def _charge(self, fields: Iterable[tuple[bytes, bytes]], base: int, what: str) -> None:
         """Count a head's fields and bytes against the caps (interim heads add up)."""
         limits = self.limits
