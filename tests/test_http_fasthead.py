@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
 from fetcher.settings import Limits
-from schemes.http.fasthead import parse_head
+from schemes.http.fasthead import lean_request, parse_head
 from schemes.http.reader import ReplyReader
 
 NGINX = (
@@ -137,3 +137,56 @@ def test_any_bytes_after_a_status_line(tail: bytes) -> None:
         reference = h11_head(head)
         assert reference is not None
         assert fast.headers.raw_items() == list(reference.headers.raw_items())
+
+
+def h11_request(method: str, target: str, headers: list[tuple[str, str]]) -> bytes | None:
+    """The bytes h11 writes for a request, or None if it refuses it."""
+    connection = h11.Connection(h11.CLIENT)
+    try:
+        data = connection.send(h11.Request(method=method, target=target, headers=headers))
+        end = connection.send(h11.EndOfMessage())
+    except (h11.LocalProtocolError, UnicodeEncodeError):
+        return None
+    assert data is not None and end is not None
+    return data + end
+
+
+def test_a_usual_get_is_written_as_h11_writes_it() -> None:
+    headers = [("Host", "example.org:8080"), ("User-Agent", "fetcher/0.1"), ("Accept", "*/*")]
+    written = lean_request("GET", "/a%20b?q=1", headers)
+    assert written is not None
+    assert written == h11_request("GET", "/a%20b?q=1", headers)
+    assert written.startswith(b"GET /a%20b?q=1 HTTP/1.1\r\nHost: example.org:8080\r\n")
+
+
+@pytest.mark.parametrize(
+    "target, headers",
+    [
+        ("/a\r\nX: y", [("Host", "h")]),  # a split request line
+        ("/a b", [("Host", "h")]),
+        ("/", [("Host", "h"), ("X", "a\r\nEvil: 1")]),
+        ("/", [("Host", "h"), ("X", "a\x00")]),
+        ("/", [("Host", "h"), ("Bad Name", "1")]),
+        ("/", [("Host", "h"), ("Host", "i")]),
+        ("/", [("User-Agent", "x")]),  # no Host: h11's message
+        ("/é", [("Host", "h")]),
+        ("/", [("Host", "h"), ("Content-Length", "3")]),
+    ],
+)
+def test_doubtful_requests_are_left_to_h11(target: str, headers: list[tuple[str, str]]) -> None:
+    assert lean_request("GET", target, headers) is None
+
+
+TEXT = st.sampled_from(["h", "/", "/a", "a b", " x", "x ", "a\tb", "\r\n", "\n", "\x00", "é", "%0d", ":", "", "Host",
+                        "host", "Content-Length", "X-Y", "*/*"])  # fmt: skip
+
+FIELD_NAME = st.sampled_from(["X-Y", "Accept", "h", "Range", "Bad Name", "X:", "Host", "content-length", "é"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(TEXT, min_size=1, max_size=2), st.lists(st.tuples(FIELD_NAME, TEXT), max_size=3))
+def test_the_lean_request_is_h11s_or_nothing(target: list[str], more: list[tuple[str, str]]) -> None:
+    headers = [("Host", "h"), *more]
+    written = lean_request("GET", "".join(target), headers)
+    if written is not None:
+        assert written == h11_request("GET", "".join(target), headers)

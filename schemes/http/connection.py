@@ -21,7 +21,7 @@ from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 
 from .chunked import ChunkedReader
-from .fasthead import HEAD_END, FastResponse, parse_head
+from .fasthead import HEAD_END, FastResponse, lean_request, parse_head
 from .reader import ReplyReader
 from .request import RequestHead
 from .response import mask_userinfo
@@ -78,6 +78,8 @@ class HTTPConnection:
         self._tap: archive.Tap | None = None
         #: The current request is a GET (its reply may take the lean path of fasthead.py).
         self._get = False
+        #: A GET written by `lean_request` that h11 has not been told of yet.
+        self._untold: RequestHead | None = None
         #: Body bytes that came with a head read on the lean path (h11 never saw them).
         self._pending: bytes | None = None
 
@@ -102,16 +104,11 @@ class HTTPConnection:
         self.received = 0
         self.requests += 1
         self.reader.sent_request()
-        try:
-            data = self.reader.h11.send(h11.Request(method=head.method, target=head.target, headers=head.headers))
-            data += self.reader.h11.send(h11.EndOfMessage())
-        except h11.LocalProtocolError as error:
-            raise UnsafeURL(
-                f"refusing to send this request: {error}",
-                part="request",
-                rule="line-injection",
-                hint="a URL part or header held a character HTTP does not allow",
-            ) from None
+        data = lean_request(head.method, head.target, head.headers) if head.method == "GET" else None
+        # A lean request is told to h11 only if its reply needs h11 (see `_fast_response`).
+        self._untold = head if data is not None else None
+        if data is None:
+            data = self._tell_h11(head)
         if trace.isEnabledFor(logging.DEBUG):
             for line in head.trace_lines():
                 trace.debug("> %s", escape(line))
@@ -123,6 +120,21 @@ class HTTPConnection:
             # The request as sent, with Authorization values masked as in the trace.
             self._tap.request(("\r\n".join(head.trace_lines()) + "\r\n\r\n").encode("latin-1", "replace"))
         await self.connection.send_all(data)
+
+    def _tell_h11(self, head: RequestHead) -> bytes:
+        """The request through h11's state machine: its bytes, or UnsafeURL for what HTTP does not allow."""
+        try:
+            data = self.reader.h11.send(h11.Request(method=head.method, target=head.target, headers=head.headers))
+            data += self.reader.h11.send(h11.EndOfMessage())
+        except h11.LocalProtocolError as error:
+            raise UnsafeURL(
+                f"refusing to send this request: {error}",
+                part="request",
+                rule="line-injection",
+                hint="a URL part or header held a character HTTP does not allow",
+            ) from None
+        assert data is not None
+        return data
 
     async def next_event(self) -> h11.Event:
         while True:
@@ -158,6 +170,9 @@ class HTTPConnection:
         end = data.find(HEAD_END)
         reply = parse_head(data[: end + 4]) if 0 < end < self.reader.limits.header_bytes else None
         if reply is None:
+            if self._untold is not None:
+                self._tell_h11(self._untold)  # the same request h11 would have written; only its state matters
+                self._untold = None
             self.reader.receive_data(data)
             return None
         self.reader.accept_head(reply.headers, len(reply.reason))

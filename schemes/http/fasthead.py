@@ -27,6 +27,10 @@ _STATUS = re.compile(rb"HTTP/1\.1 ([2-5][0-9][0-9]) ((?:[ \t]|" + _VCHAR + rb")*
 _FIELDS = re.compile(rb"(?:" + _FIELD + rb")*")
 _FIELD_RE = re.compile(_FIELD)
 
+_TOKEN_RE = re.compile(_TOKEN)
+_TARGET_RE = re.compile(rb"[\x21-\x7e]+")
+_VALUE_RE = re.compile(rb"(?:" + _CONTENT + rb")?")
+
 #: The end of a head.
 HEAD_END = b"\r\n\r\n"
 
@@ -83,3 +87,33 @@ def parse_head(head: bytes) -> FastResponse | None:
     if chunked == (length is not None):  # neither (close-delimited) or both: h11's rules decide
         return None
     return FastResponse(code, status.group(2), fields, length=length, chunked=chunked, keep_alive=keep_alive)
+
+
+def lean_request(method: str, target: str, headers: list[tuple[str, str]]) -> bytes | None:
+    """The request head exactly as h11 writes it, or None to let h11 write it (and judge it).
+
+    Taken only when every part passes h11's own grammar: a token method, a
+    printable target, token names with clean values (no CR, LF or NUL can
+    split the request), ASCII throughout, Host first and alone, and no field
+    that frames a body.
+    """
+    if not headers or headers[0][0].lower() != "host":
+        return None
+    try:
+        parts = [method.encode("ascii"), b" ", target.encode("ascii"), b" HTTP/1.1\r\n"]
+        if _TOKEN_RE.fullmatch(parts[0]) is None or _TARGET_RE.fullmatch(parts[2]) is None:
+            return None
+        for index, (name, value) in enumerate(headers):
+            raw_name = name.encode("ascii")
+            raw_value = value.encode("ascii")
+            lower = raw_name.lower()
+            if (index and lower == b"host") or lower in (b"content-length", b"transfer-encoding", b"connection",
+                                                         b"expect"):  # fmt: skip
+                return None
+            if _TOKEN_RE.fullmatch(raw_name) is None or _VALUE_RE.fullmatch(raw_value) is None:
+                return None
+            parts += (raw_name, b": ", raw_value, b"\r\n")
+    except UnicodeEncodeError:
+        return None
+    parts.append(b"\r\n")
+    return b"".join(parts)
