@@ -390,6 +390,11 @@ def _archive(args: argparse.Namespace) -> Iterator[None]:
             raise UsageError("--warc-max-size, --warc-cdx and --warc-dedup need --warc-file NAME")
         yield
         return
+    if getattr(args, "cluster", None):
+        raise UsageError(
+            "--warc-file with --cluster is not implemented: cluster workers run in other processes",
+            hint="archive without --cluster, or run one fetch --warc-file per worker host",
+        )
     try:
         from .warc import WarcRecorder
     except ImportError:
