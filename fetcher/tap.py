@@ -357,15 +357,24 @@ def recording(recorder: Recorder) -> Iterator[None]:
     """Make `recorder` keep every retrieval started inside (a Client reads it per retrieval)."""
     trace = logging.getLogger("fetcher.trace")
     handler = _TraceToTap(logging.DEBUG)
-    level = trace.level
     trace.addHandler(handler)
-    if not trace.isEnabledFor(logging.DEBUG):
-        trace.setLevel(logging.DEBUG)
+    enabled = trace.isEnabledFor
+
+    def enabled_for_tap(level: int) -> bool:
+        # The trace is built only where it is kept: on -v, or for a retrieval
+        # whose dialogue goes to the archive (not HTTP's, whose wire records
+        # say it all: formatting its heads line by line doubled a bulk run's cost).
+        if enabled(level):
+            return True
+        tap = current()
+        return tap is not None and not tap.exchanges
+
+    trace.isEnabledFor = enabled_for_tap  # type: ignore[method-assign]
     token = _recorder.set(recorder)
     try:
         yield
     finally:
         _recorder.reset(token)
         trace.removeHandler(handler)
-        trace.setLevel(level)
+        del trace.isEnabledFor
 

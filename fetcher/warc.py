@@ -52,6 +52,9 @@ SAMPLE = 256 * 1024
 STORED_RATIO = 0.9
 
 
+#: Captures up to this size are written in the event loop's thread; larger
+#: ones in a worker thread, so other transfers keep moving meanwhile.
+INLINE_BYTES = 256 * 1024
 #: Bytes read from a spool at a time while writing a record (warcio reads 16 KiB).
 READ_SIZE = 1 << 20
 
@@ -304,8 +307,14 @@ class WarcRecorder:
 
     async def record(self, capture: Capture) -> None:
         """Write one completed retrieval's records (whole, under the lock, in a worker thread)."""
+        size = sum(exchange.response.size for exchange in capture.exchanges)
+        size += capture.payload.size if capture.payload is not None else 0
         async with self._lock:
-            await trio.to_thread.run_sync(self._write_capture, capture)
+            if size <= INLINE_BYTES:
+                # A small capture costs less to write than a hand-off to a thread.
+                self._write_capture(capture)
+            else:
+                await trio.to_thread.run_sync(self._write_capture, capture)
 
     def _write_capture(self, capture: Capture) -> None:
         if self._file is None:
