@@ -25,6 +25,7 @@ from . import guard
 from .client import Client, Fetched, Outcome
 from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
 from .layout import Layout, load_done, make_dirs
+from .mirror import Mirror
 from .render import listing_json
 from .sink import Download, output_error, partial_path, write_file
 from .text import escape, mask_secrets
@@ -201,6 +202,18 @@ class BulkRun:
         self.start_hosts: set[str] = set()
         #: Who runs the URLs: this process, or a cluster executor of the same shape (fetcher/cluster.py).
         self.fetch_all: Any = client.fetch_all
+        self.mirror = (
+            Mirror(
+                parent=getattr(args, "parent", False),
+                timestamping=getattr(args, "timestamping", False),
+                robots=not getattr(args, "no_robots", False),
+                follow_schemes=self.follow_schemes,
+                user_agent=client.settings.user_agent or "fetcher",
+                log=progress.log,
+            )
+            if args.recursive
+            else None
+        )
 
     def finish(self, job: Job, record: dict[str, Any], *, queued: bool = True) -> None:
         """Record a job's outcome; `queued` is False for jobs that never reached the queue."""
@@ -217,6 +230,8 @@ class BulkRun:
         else:
             self.totals.skipped += 1
         job.record = record
+        if self.mirror is not None:
+            self.mirror.count(record)
         if self.fatal is None:
             try:
                 self.manifest.write(record)
@@ -286,11 +301,15 @@ class BulkRun:
         if not self.args.recursive or job.depth >= self.args.depth:
             return
         for entry in result.entries:
-            if not entry.url:
+            url = None
+            if entry.url:
+                try:
+                    url = parse_url(entry.url)
+                except URLError:
+                    continue
+            if self.mirror is not None and self._mirror_refuses(job, entry, url):
                 continue
-            try:
-                url = parse_url(entry.url)
-            except URLError:
+            if url is None:
                 continue
             # A news: group's articles are nntp: URLs on the server the handler chose.
             news = job.url.scheme == "news" and url.scheme in ("nntp", "nntps")
@@ -314,6 +333,10 @@ class BulkRun:
                 continue
             if child.immutable and self._saved_already(child):
                 continue
+            if self.mirror is not None:
+                self.mirror.adopt(job.url, url, entry)
+                if self._up_to_date(child):
+                    continue
             self.enqueue(child)
 
     def _saved_already(self, job: Job) -> bool:
@@ -328,6 +351,36 @@ class BulkRun:
         self.visited.add(key)
         self.finish(job, _record(job, "skipped", reason="saved already", path=str(job.path)), queued=False)
         return True
+
+    def _mirror_refuses(self, job: Job, entry: Any, url: URL | None) -> bool:
+        """-r's scope, loop and can't-mirror rules (fetcher.mirror); a reason is recorded once as skipped."""
+        assert job.url is not None and self.mirror is not None
+        reason = self.mirror.consider(job.url, entry, url)
+        if reason is None:
+            return False
+        key = str(url) if url is not None else f"{job.url} {entry.name}"
+        if reason and key not in self.visited:
+            self.visited.add(key)
+            child = Job(text=key, line=None, url=url, depth=job.depth + 1, parent=str(job.url))
+            self.finish(child, _record(child, "skipped", reason=reason, name=entry.name), queued=False)
+        return True
+
+    def _up_to_date(self, job: Job) -> bool:
+        """-N: a file whose local copy matches its listing is recorded as unchanged, not retrieved."""
+        assert job.url is not None and self.mirror is not None
+        key = str(job.url)
+        if not self.mirror.timestamping or key in self.visited or mask_secrets(key) in self.done:
+            return False
+        path = self.layout.document(job.url, job.suggested)
+        job.path = path
+        if self.mirror.up_to_date(job.url, path):
+            self.visited.add(key)
+            self.finish(job, _record(job, "ok", path=str(path), bytes=0, change="unchanged"), queued=False)
+            return True
+        when = self.mirror.condition(job.url, path)
+        if when is not None:
+            self.client.conditions[key] = when
+        return False
 
     def _over_cap(self) -> bool:
         """True (with a one-line note, once) when -r may take on no more URLs: memory stays bounded."""
@@ -357,6 +410,8 @@ class BulkRun:
             self.finish(job, record)
         elif isinstance(outcome.result, Download):
             result = outcome.result
+            if self.mirror is not None:
+                common["change"] = self.mirror.saved(job.url, result.path)  # type: ignore[arg-type]
             self.finish(
                 job,
                 _record(
@@ -369,6 +424,8 @@ class BulkRun:
                     **common,
                 ),
             )
+        elif isinstance(outcome.result, Fetched) and self._not_modified(job, outcome.result):
+            self.finish(job, _record(job, "ok", path=str(job.path), bytes=0, change="unchanged", **common))
         elif isinstance(outcome.result, Fetched):
             fetched = outcome.result
             path = None
@@ -387,12 +444,26 @@ class BulkRun:
                     self._done_one()
                     return
                 path = str(target)
+            loop = None
+            if self.mirror is not None and fetched.kind == "listing":
+                assert job.url is not None
+                if job.parent is None:
+                    self.mirror.started(job.url, listing=True)
+                loop = self.mirror.looped(job.url, fetched.entries)
+                if loop is not None:
+                    common["loop_of"] = loop
+                    self.progress.log(f"fetch: {escape(str(job.url))}: a loop (lists what {escape(loop)} lists); "
+                                      "not followed further")  # fmt: skip
             self.finish(
                 job, _record(job, "ok", kind=fetched.kind, path=path, content_type=fetched.content_type, **common)
             )
-            if fetched.kind == "listing":
+            if fetched.kind == "listing" and loop is None:
                 self.follow_links(job, fetched)
         self._done_one()
+
+    def _not_modified(self, job: Job, fetched: Fetched) -> bool:
+        """-N over HTTP: the server answered 304 to If-Modified-Since; the local copy stays."""
+        return self.mirror is not None and fetched.metadata.get("status") == 304 and job.path is not None
 
     def _done_one(self) -> None:
         self.pending -= 1
@@ -481,7 +552,10 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
                 run.mark_interrupted()
     finally:
         manifest.close()
-    sys.stderr.write(_summary(run.totals, time.monotonic() - started))
+    if run.mirror is not None:
+        sys.stderr.write(run.mirror.summary.line())
+    else:
+        sys.stderr.write(_summary(run.totals, time.monotonic() - started))
     if interrupted:
         sys.stderr.write("fetch: interrupted; .part files kept, rerun with -C --skip-done MANIFEST to resume\n")
         return 130

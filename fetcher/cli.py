@@ -197,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     bulk.add_argument("--follow-schemes", metavar="LIST", help="schemes recursion may cross into")
     bulk.add_argument("--cluster", metavar="local[:N]|tcp://HOST:PORT",
                       help="run the bulk job on a dask cluster (pip install 'fetcher-rfc1738[cluster]')")  # fmt: skip
+    bulk.add_argument("-N", "--timestamping", action="store_true",
+                      help="-r: transfer only files whose size or time differ from the local copy")  # fmt: skip
+    bulk.add_argument("--parent", action="store_true", help="-r may go above the start directory (default: never)")
+    bulk.add_argument("--no-robots", action="store_true", help="-r over HTTP ignores robots.txt")
     warc = parser.add_argument_group("archiving (WARC; needs the 'warc' extra)")
     warc.add_argument("--warc-file", metavar="NAME", help="also archive every retrieval in NAME.warc.gz")
     warc.add_argument("--warc-max-size", type=_positive_size, metavar="SIZE",

@@ -197,6 +197,9 @@ class Client:
         self.pool = Pool(idle_timeout=self.settings.idle_timeout)
         self._ssl_context: ssl.SSLContext | None = None
         self._netrc: netrc.netrc | bool | None = False
+        #: URL -> the local copy's time (epoch seconds): a mirror's -N asks HTTP servers
+        #: If-Modified-Since for these, and a 304 comes back as an advisory with status 304.
+        self.conditions: dict[str, float] = {}
 
     def __repr__(self) -> str:
         return f"<Client {self.settings!r}>"

@@ -69,9 +69,9 @@ async def test_gopher_tree_mirror_with_hostile_links(tmp_path: Path) -> None:
         out = tmp_path / "out"
         manifest = tmp_path / "m.jsonl"
         code = await _bulk(
-            "-r", "--depth", "4", "--layout", "tree", "-d", str(out), "--manifest", str(manifest),
+            "-r", "--parent", "--depth", "4", "--layout", "tree", "-d", str(out), "--manifest", str(manifest),
             "--no-progress", f"gopher://{host}:{port}/1/top",
-        )  # fmt: skip
+        )  # fmt: skip  (--parent: the climbing selector is asked for, and its file stays confined)
     assert code == 0
     rows = _records(manifest)
     urls = [str(row["url"]) for row in rows]

@@ -14,12 +14,13 @@ import logging
 import os
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
+from email.utils import formatdate
 
 import h11
 
 from fetcher.client import Session
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
-from fetcher.resource import Resource
+from fetcher.resource import Advisory, Resource
 from fetcher.text import escape
 from fetcher.url import URL, HttpURL, join
 
@@ -96,6 +97,9 @@ class Handler:
             via_proxy=proxy is not None and url.scheme == "http",
             proxy_credentials=proxy_credentials if url.scheme == "http" else None,
         )
+        since = session.client.conditions.get(str(url)) if offset == 0 else None
+        if since is not None:  # a mirror's -N: the local copy's time
+            head.headers.append(("If-Modified-Since", formatdate(since, usegmt=True)))
         lease, reply = await self._exchange(url, session, route, head)
         status = reply.status_code
         if status == 416 and offset > 0:
@@ -237,6 +241,10 @@ class Handler:
                 raise ProtocolError(f"HTTP {status} redirect to an unusable Location \"{shown}\": {error.message}",
                                     url=str(public(url))) from None  # fmt: skip
             return await session.follow(target)
+        if status == 304 and str(url) in session.client.conditions:
+            await self._discard(lease, headers)
+            return Resource(url, "advisory", advisory=Advisory("not modified", f"{public(url)} is unchanged"),
+                            metadata={"status": 304, "headers": headers})  # fmt: skip
         if status >= 400 or (300 <= status < 400 and status not in rules.REDIRECTS):
             failure = rules.status_error(status, reason, str(public(url)), headers, sent_credentials=sent_credentials)
             failure.body = await self._error_body(lease, headers)

@@ -122,7 +122,8 @@ async def test_recursion_stops_at_the_frontier_and_page_caps(tmp_path: Path) -> 
         results = {}
         for cap in ("frontier=5", "pages=8"):
             manifest = tmp_path / f"{cap}.jsonl"
-            argv = ["-r", "-d", str(tmp_path / cap), "--manifest", str(manifest), "--limit", cap, "--no-progress"]
+            argv = ["-r", "--parent", "-d", str(tmp_path / cap), "--manifest", str(manifest), "--limit", cap,
+                    "--no-progress"]  # fmt: skip
             args = build_parser().parse_args([*argv, f"gopher://{host}:{port}/1/top"])
             code = await run_bulk(args, settings_from_args(args))
             results[cap] = (code, [json.loads(line) for line in manifest.read_text().splitlines()])

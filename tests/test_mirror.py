@@ -1,0 +1,160 @@
+"""`fetch -r` as a mirror (issue 16): scope, loops, skipped items, timestamping, the summary.
+
+Every test asserts on what the servers received: nothing outside the start
+directory is asked for without --parent, and a second -N run over an
+unchanged tree sends no RETR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import trio
+
+from fetcher.bulk import run_bulk
+from fetcher.cli import build_parser, settings_from_args
+from tests.servers import ftp_fake
+from tests.servers.ftp_fake import FakeFtpServer, serving
+from tests.servers.gopher import GopherServer
+from tests.servers.gopher import serving as gopher_serving
+
+
+def _records(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def _bulk(*argv: str) -> int:
+    args = build_parser().parse_args(list(argv))
+    return await run_bulk(args, settings_from_args(args))
+
+
+class _LinkSession(ftp_fake._Session):
+    """LIST as vsftpd writes it, plus symbolic links (`name -> target`) the server was given."""
+
+    async def do_LIST(self, argument: str) -> None:
+        await super().do_LIST(argument)
+
+    async def _send_listing(self, lines: list[bytes]) -> None:
+        links = getattr(self.server, "links", {})
+        prefix = self.cwd.rstrip("/") + "/"
+        for path, target in sorted(links.items()):
+            if path.startswith(prefix) and "/" not in path[len(prefix):]:
+                name = path[len(prefix):]
+                lines.append(f"lrwxrwxrwx    1 0        0               2 Nov 21  2026 {name} -> {target}".encode())
+        await super()._send_listing(lines)
+
+
+class LinkingFtpServer(FakeFtpServer):
+    def __init__(self, files: dict[str, bytes], links: dict[str, str], **options: object) -> None:
+        super().__init__(files, **options)  # type: ignore[arg-type]
+        self.links = links
+
+    async def _session(self, stream: trio.abc.Stream) -> None:
+        session = _LinkSession(self, stream)
+        self.sessions.append(session.commands)
+        try:
+            await session.run()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            await session.close()
+
+
+def _touched(server: FakeFtpServer) -> list[str]:
+    """The paths CWD, RETR and LIST named, resolved as the server saw them."""
+    seen = []
+    for commands in server.sessions:
+        cwd = server.home
+        for line in commands:
+            verb, _, argument = line.partition(" ")
+            if verb == "CWD":
+                cwd = os.path.normpath(os.path.join(cwd, argument))
+                seen.append(cwd + "/")
+            elif verb in ("RETR", "SIZE", "MDTM"):
+                seen.append(os.path.normpath(os.path.join(cwd, argument)))
+            elif verb in ("LIST", "NLST", "MLSD"):
+                seen.append(cwd + "/")
+    return seen
+
+
+async def test_ftp_mirror_never_leaves_the_start_directory(tmp_path: Path) -> None:
+    files = {"/pub/a.txt": b"alpha", "/pub/sub/b.txt": b"beta", "/secret.txt": b"secret", "/etc/passwd": b"root"}
+    links = {"/pub/up": "..", "/pub/loop": ".", "/pub/sub/back": "../..", "/pub/pw": "/etc/passwd",
+             "/pub/sub/again": "/pub"}  # fmt: skip
+    server = LinkingFtpServer(files, links)
+    out, manifest = tmp_path / "out", tmp_path / "m.jsonl"
+    async with serving(server):
+        code = await _bulk("-r", "--layout", "tree", "-d", str(out), "--manifest", str(manifest), "--no-progress",
+                           f"{server.url}/pub/")  # fmt: skip
+    assert code == 0
+    touched = _touched(server)
+    assert "/pub/a.txt" in touched and "/pub/sub/b.txt" in touched
+    # The first CWD is the start directory's parent path on the way in; nothing else outside /pub.
+    outside = [path for path in touched if not (path == "/" or path.startswith("/pub/") or path == "/pub")]
+    assert outside == []
+    assert not any(path.startswith(("/pub/up", "/pub/loop", "/pub/sub/back", "/pub/pw", "/pub/sub/again"))
+                   for path in touched)  # fmt: skip
+    rows = {str(row["url"]).rsplit("/", 1)[-1] or str(row["url"]): row for row in _records(manifest)}
+    assert "a loop" in str(rows["loop"]["reason"]) and rows["loop"]["status"] == "skipped"
+    assert "a loop" in str(rows["up"]["reason"]) and "a loop" in str(rows["back"]["reason"])
+    assert "a loop" in str(rows["again"]["reason"])
+    assert "outside the start directory" in str(rows["pw"]["reason"]) and rows["pw"]["status"] == "skipped"
+    assert (out / f"127.0.0.1_{server.port}" / "pub" / "sub" / "b.txt").read_bytes() == b"beta"
+    assert not list(out.rglob("secret.txt")) and not list(out.rglob("passwd"))
+
+
+def _menu(host: str, port: int, rows: list[tuple[str, str, str]]) -> bytes:
+    text = "".join(f"{kind}{name}\t{selector}\t{host}\t{port}\r\n" for kind, name, selector in rows)
+    return (text + ".\r\n").encode()
+
+
+@pytest.mark.parametrize("parent", [False, True])
+async def test_gopher_mirror_stays_below_the_start_menu(tmp_path: Path, parent: bool) -> None:
+    server = GopherServer()
+    async with gopher_serving(server):
+        host, port = server.host, server.port
+        server.extra_routes.update({
+            b"/top": _menu(host, port, [("0", "A", "/top/a.txt"), ("1", "Up", "/"), ("0", "Sibling", "/topsecret"),
+                                        ("0", "Climb", "/top/../x.txt"), ("7", "Search", "/top/find"),
+                                        ("8", "Telnet", "/top/tn"), ("2", "Phone book", "/top/cso")]),
+            b"/top/a.txt": b"a\r\n", b"/topsecret": b"s\r\n", b"/top/../x.txt": b"x\r\n",
+            b"/": _menu(host, port, [("0", "Root file", "/root.txt")]), b"/root.txt": b"r\r\n",
+        })  # fmt: skip
+        server._routes = None
+        manifest = tmp_path / "m.jsonl"
+        code = await _bulk("-r", "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress",
+                           *(["--parent"] if parent else []), f"gopher://{host}:{port}/1/top")  # fmt: skip
+        captured = sorted(request.selector for request in server.requests)
+    assert code == 0
+    if parent:
+        assert captured == sorted([b"/top", b"/top/a.txt", b"/", b"/topsecret", b"/top/../x.txt", b"/root.txt"])
+    else:
+        assert captured == [b"/top", b"/top/a.txt"]
+    skipped = {row["name"]: str(row["reason"]) for row in _records(manifest) if row["status"] == "skipped"}
+    assert set(skipped) == {"Search", "Telnet", "Phone book"}
+    assert "search" in skipped["Search"] and "telnet" in skipped["Telnet"] and "CSO" in skipped["Phone book"]
+    assert all(row["status"] != "failed" for row in _records(manifest))
+
+
+async def test_file_mirror_symlink_loops_and_parent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "src"
+    (source / "start" / "sub").mkdir(parents=True)
+    (source / "start" / "sub" / "f.txt").write_bytes(b"f")
+    (source / "outside.txt").write_bytes(b"o")
+    os.symlink("..", source / "start" / "sub" / "back")
+    os.symlink("../outside.txt", source / "start" / "out-link")
+    manifest = tmp_path / "m.jsonl"
+    code = await _bulk("-r", "--depth", "9", "-d", str(tmp_path / "out"), "--manifest", str(manifest),
+                       "--no-progress", f"file://{source}/start/")  # fmt: skip
+    assert code == 0
+    rows = _records(manifest)
+    urls = {str(row["url"]) for row in rows}
+    assert not any("outside" in url and row["status"] == "ok" for row in rows for url in [str(row["url"])])
+    assert f"file://{source}/start/sub/f.txt" in urls
+    reasons = [str(row.get("reason")) for row in rows if row["status"] == "skipped"]
+    assert sum("a loop" in reason for reason in reasons) == 1
+    assert sum("outside the start directory" in reason for reason in reasons) == 1
+    assert "fetch: mirror: 1 new, 0 updated, 0 unchanged, 2 skipped, 0 failed; 1 bytes" in capsys.readouterr().err
