@@ -25,8 +25,9 @@ from . import guard
 from .client import Client, Fetched, Outcome
 from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
 from .layout import Layout, load_done, make_dirs
-from .mirror import Mirror
+from .mirror import Mirror, is_html, page_links
 from .render import listing_json
+from .resource import Entry
 from .sink import Download, output_error, partial_path, write_file
 from .text import escape, mask_secrets
 from .url import URL, parse_url
@@ -294,6 +295,8 @@ class BulkRun:
             host = getattr(job.url, "host", None)
             if host:
                 self.start_hosts.add(host)
+            if self.mirror is not None and job.url.scheme in ("http", "https"):
+                self._up_to_date(job)  # -N: If-Modified-Since for a start page already saved
             self.enqueue(job)
 
     def follow_links(self, job: Job, result: Fetched) -> None:
@@ -398,7 +401,7 @@ class BulkRun:
         )
         return True
 
-    def handle(self, outcome: Outcome) -> None:
+    async def handle(self, outcome: Outcome) -> None:
         job = self.by_url[outcome.url]
         common: dict[str, Any] = {"attempts": outcome.attempts, "seconds": round(outcome.seconds, 4)}
         if outcome.error is not None:
@@ -424,8 +427,10 @@ class BulkRun:
                     **common,
                 ),
             )
+            await self._follow_page(job, result.path, result.content_type, str(result.url))
         elif isinstance(outcome.result, Fetched) and self._not_modified(job, outcome.result):
             self.finish(job, _record(job, "ok", path=str(job.path), bytes=0, change="unchanged", **common))
+            await self._follow_page(job, job.path, None, str(job.url))
         elif isinstance(outcome.result, Fetched):
             fetched = outcome.result
             path = None
@@ -460,6 +465,35 @@ class BulkRun:
             if fetched.kind == "listing" and loop is None:
                 self.follow_links(job, fetched)
         self._done_one()
+
+    async def _follow_page(self, job: Job, path: Path | None, content_type: str | None, page_url: str) -> None:
+        """-r over HTTP: the links of a saved HTML page (fetcher.mirror), under robots.txt, as a listing's."""
+        if self.mirror is None or job.url is None or job.url.scheme not in ("http", "https"):
+            return
+        if job.parent is None:
+            self.mirror.started(job.url, listing=False)
+        if job.depth >= self.args.depth or not is_html(content_type, path) or path is None:
+            return
+        links, note = page_links(path, page_url, content_type, max_links=self.limits.frontier)
+        if note:
+            self.progress.log(f"fetch: {escape(page_url)}: {escape(note)}; the links found first are followed")
+        entries = []
+        for link in links:
+            try:
+                url = parse_url(link)
+            except URLError:
+                continue
+            host = getattr(url, "host", None)
+            if link in self.visited or (not self.args.span_hosts and host not in self.start_hosts):
+                continue
+            if not await self.mirror.robots_allow(self.client, url):
+                self.visited.add(link)
+                child = Job(text=link, line=None, url=url, depth=job.depth + 1, parent=str(job.url))
+                self.finish(child, _record(child, "skipped", reason="robots.txt disallows it (--no-robots ignores it)"),
+                            queued=False)  # fmt: skip
+                continue
+            entries.append(Entry(name=link, url=link))
+        self.follow_links(job, Fetched(url=job.url, kind="listing", entries=entries))
 
     def _not_modified(self, job: Job, fetched: Fetched) -> bool:
         """-N over HTTP: the server answered 304 to If-Modified-Since; the local copy stays."""
@@ -499,7 +533,7 @@ class BulkRun:
             on_chunk=on_chunk,
         ) as outcomes:
             async for outcome in outcomes:
-                self.handle(outcome)
+                await self.handle(outcome)
         if self.fatal is not None:
             raise self.fatal
 

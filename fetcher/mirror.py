@@ -24,6 +24,7 @@ retrieve; nothing here speaks a protocol.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import time
@@ -32,7 +33,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urldefrag, urljoin
 
+from .errors import FetchError, LimitExceeded
 from .resource import Entry
 from .url import URL
 
@@ -254,7 +257,7 @@ class Mirror:
         #: Listing URL -> what it held (names, types, sizes).
         self.prints: dict[str, str] = {}
         #: File URL -> (size, time) its listing gave, until it is saved.
-        self.facts: dict[str, tuple[int | None, datetime | None]] = {}
+        self.facts: dict[str, tuple[int | None, datetime | None, object]] = {}
         self.existed: set[str] = set()
         self.loops = 0
 
@@ -299,7 +302,7 @@ class Mirror:
         self.scopes[key] = scope
         self.lineage[key] = str(parent)
         if entry is not None and self.timestamping and entry.type not in ("directory", "menu"):
-            self.facts[key] = (entry.size, entry.modified)
+            self.facts[key] = (entry.size, entry.modified, entry.extra.get("precision"))
 
     def looped(self, url: URL, entries: list[Entry]) -> str | None:
         """The ancestor whose listing this one repeats (a link back), reported once; else None."""
@@ -325,7 +328,7 @@ class Mirror:
             return False
         if path.exists():
             self.existed.add(key)
-        size, modified = self.facts.get(key, (None, None))
+        size, modified, _ = self.facts.get(key, (None, None, None))
         if unchanged(path, size, modified):
             self.facts.pop(key, None)
             return True
@@ -345,8 +348,10 @@ class Mirror:
     def saved(self, url: URL, path: Path) -> str:
         """A file was written: give it the listing's time (-N); "new" or "updated"."""
         key = str(url)
-        _, modified = self.facts.pop(key, (None, None))
-        if modified is not None:
+        _, modified, precision = self.facts.pop(key, (None, None, None))
+        if modified is not None and precision == "second":
+            # A listing to the second (MLSD) is what the next -N run compares with; coarser
+            # listings leave the time the retrieval gave (MDTM, Last-Modified), which is as precise.
             set_time(path, modified)
         return "updated" if key in self.existed else "new"
 
@@ -364,3 +369,75 @@ class Mirror:
             change = record.get("change") or "new"
             setattr(self.summary, change, getattr(self.summary, change) + 1)
             self.summary.bytes += record.get("bytes") or 0
+
+    # -- HTTP: links of pages, robots.txt ------------------------------------------
+
+    async def robots_allow(self, client: Any, url: URL) -> bool:
+        """robots.txt of the URL's origin allows it (fetched once per origin; none or unreadable: allowed)."""
+        if not self.use_robots or url.scheme not in ("http", "https"):
+            return True
+        origin = f"{url.scheme}://{getattr(url, 'host', '')}:{getattr(url, 'port', '')}"
+        if not self.robots.known(origin):
+            text: str | None = None
+            try:
+                async with client.open(origin + "/robots.txt") as resource:
+                    if resource.kind == "document":
+                        body = bytearray()
+                        async for chunk in resource:
+                            body += chunk
+                            if len(body) > _ROBOTS_BYTES:
+                                break
+                        text = bytes(body[:_ROBOTS_BYTES]).decode("utf-8", "replace")
+            except FetchError:
+                text = None  # no robots.txt (404) or none reachable: nothing is disallowed
+            self.robots.learn(origin, text)
+        return self.robots.allowed(origin, str(url))
+
+
+#: robots.txt is read up to this size (Google's documented limit is 500 KiB).
+_ROBOTS_BYTES = 500 * 1024
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def is_html(content_type: str | None, path: Path | None) -> bool:
+    """Is a saved document a page to take links from?  (304 replies have no type: go by the name.)"""
+    if content_type:
+        return content_type.split(";", 1)[0].strip().lower() in _HTML_TYPES
+    return path is not None and path.suffix.lower() in (".html", ".htm", ".xhtml")
+
+
+def page_links(path: Path, page_url: str, content_type: str | None, *, max_links: int) -> tuple[list[str], str | None]:
+    """The absolute links of a saved HTML page (read in pieces), resolved against `<base>` or the page URL.
+
+    Returns the links and a note when the page had more links than `max_links` (those found first are kept).
+    """
+    from schemes.http.links import LinkParser  # the pure HTML part lives with HTTP
+
+    charset = "utf-8"
+    for part in (content_type or "").split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset" and value:
+            charset = value.strip("\"' ")
+    try:
+        decoder = codecs.getincrementaldecoder(charset)(errors="replace")
+    except LookupError:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    parser = LinkParser(max_links=max_links)
+    note = None
+    try:
+        with open(path, "rb") as page:
+            while chunk := page.read(65536):
+                parser.feed(decoder.decode(chunk))
+        parser.feed(decoder.decode(b"", final=True))
+        parser.close()
+    except LimitExceeded as error:
+        note = error.message
+    except OSError:
+        return [], None
+    base = urljoin(page_url, parser.base) if parser.base else page_url
+    links = []
+    for link in parser.links:
+        absolute = urldefrag(urljoin(base, link))[0]
+        if absolute.split(":", 1)[0].lower() in ("http", "https"):
+            links.append(absolute)
+    return links, note

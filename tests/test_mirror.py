@@ -158,3 +158,41 @@ async def test_file_mirror_symlink_loops_and_parent(tmp_path: Path, capsys: pyte
     assert sum("a loop" in reason for reason in reasons) == 1
     assert sum("outside the start directory" in reason for reason in reasons) == 1
     assert "fetch: mirror: 1 new, 0 updated, 0 unchanged, 2 skipped, 0 failed; 1 bytes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("mlsd", "count"), [(False, 500), (True, 200)])
+async def test_timestamping_second_run_transfers_nothing(tmp_path: Path, mlsd: bool, count: int,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    files = {f"/tree/d{i % 10}/f{i:03d}.txt": f"file {i}\n".encode() for i in range(count)}
+    faults = ftp_fake.Faults(replies={"FEAT": [b"211-Features:", b" MLST type*;size*;modify*;", b"211 End"]}
+                             if mlsd else {})  # fmt: skip
+    server = FakeFtpServer(files, faults=faults)
+    out, manifest = tmp_path / "out", tmp_path / "m.jsonl"
+    argv = ["-r", "-N", "--layout", "tree", "-d", str(out), "--manifest", str(manifest), "--no-progress"]
+
+    def retrs() -> list[str]:
+        return [line for commands in server.sessions for line in commands if line.startswith("RETR")]
+
+    async with serving(server):
+        assert await _bulk(*argv, f"{server.url}/tree/") == 0
+        first = len(retrs())
+        assert f"fetch: mirror: {count} new, 0 updated, 0 unchanged, 0 skipped, 0 failed" in capsys.readouterr().err
+        saved = out / f"127.0.0.1_{server.port}" / "tree" / "d7" / "f007.txt"
+        assert saved.read_bytes() == b"file 7\n"
+        assert saved.stat().st_mtime == 1795257000  # 2026-11-21 10:30:00 UTC, the server's time
+        assert await _bulk(*argv, f"{server.url}/tree/") == 0
+        second = len(retrs()) - first
+        summary = f"fetch: mirror: 0 new, 0 updated, {count} unchanged, 0 skipped, 0 failed; 0 bytes"
+        assert summary in capsys.readouterr().err
+        server.files["/tree/d3/f123.txt"] = b"changed and longer\n"
+        assert await _bulk(*argv, f"{server.url}/tree/") == 0
+        third = retrs()[first + second:]
+    assert first == count
+    listed = {line for commands in server.sessions for line in commands if line in ("LIST", "MLSD")}
+    assert listed == ({"MLSD"} if mlsd else {"LIST"})
+    assert second == 0
+    assert third == ["RETR f123.txt"]
+    assert f"fetch: mirror: 0 new, 1 updated, {count - 1} unchanged" in capsys.readouterr().err
+    rows = _records(manifest)
+    assert [row["change"] for row in rows if str(row["url"]).endswith("f123.txt")] == ["new", "unchanged", "updated"]
+    assert (out / f"127.0.0.1_{server.port}" / "tree" / "d3" / "f123.txt").read_bytes() == b"changed and longer\n"

@@ -1,0 +1,108 @@
+"""`fetch -r` over HTTP like `wget -r -np`: links from HTML, <base>, same host, robots.txt, -N with 304.
+
+Against the in-repo HTTP server, asserting on the requests it received.
+"""
+
+from __future__ import annotations
+
+import json
+from email.utils import formatdate, parsedate_to_datetime
+from pathlib import Path
+
+import pytest
+import trio
+
+from fetcher.bulk import run_bulk
+from fetcher.cli import build_parser, settings_from_args
+from tests.servers.http_server import Exchange, HTTPTestServer, Received
+
+MODIFIED = 1795257000.0  # 2026-11-21 10:30:00 UTC
+
+
+def _records(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def _bulk(*argv: str) -> int:
+    args = build_parser().parse_args(list(argv))
+    return await run_bulk(args, settings_from_args(args))
+
+
+def _page(body: bytes, content_type: str = "text/html; charset=utf-8") -> object:
+    """A document with Last-Modified that answers If-Modified-Since with 304 (as nginx does)."""
+
+    async def route(request: Received, exchange: Exchange) -> None:
+        since = request.header("if-modified-since")
+        if since is not None and parsedate_to_datetime(since).timestamp() >= MODIFIED:
+            await exchange.respond(304, b"", [("Last-Modified", formatdate(MODIFIED, usegmt=True))], length=False)
+            return
+        await exchange.respond(200, body, [("Content-Type", content_type),
+                                           ("Last-Modified", formatdate(MODIFIED, usegmt=True))])  # fmt: skip
+
+    return route
+
+
+def _site(server: HTTPTestServer) -> None:
+    other = server.url("/elsewhere.html", host="localhost")
+    server.routes.update({
+        "/robots.txt": _page(b"User-agent: *\nDisallow: /site/secret.html\n", "text/plain"),
+        "/site/index.html": _page(f"""<html><head><link rel=stylesheet href="style.css"></head><body>
+            <a href="a.html">A</a> <a href="sub/page.html#top">page</a> <a href="../outside.html">up</a>
+            <a href="/site/secret.html">secret</a> <a href="{other}">other host</a>
+            <a href="mailto:x@example.org">mail</a> <img src="/site/img/p.png"></body></html>""".encode()),
+        "/site/a.html": _page(b'<a href="index.html">back home (a loop)</a> <a href="sub/b.txt">b</a>'),
+        "/site/style.css": _page(b"body {}", "text/css"),
+        "/site/img/p.png": _page(b"\x89PNG fake", "image/png"),
+        "/site/sub/b.txt": _page(b"bee", "text/plain"),
+        "/site/sub/page.html": _page(b'<base href="/site/other/"><a href="c.txt">c</a> <a href="../../x.html">x</a>'),
+        "/site/other/c.txt": _page(b"sea", "text/plain"),
+        "/site/secret.html": _page(b"secret"),
+        "/outside.html": _page(b"outside"),
+        "/x.html": _page(b"outside too"),
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize("robots", [True, False])
+async def test_http_recursion_stays_below_the_start_and_honours_robots(tmp_path: Path, robots: bool) -> None:
+    server = HTTPTestServer()
+    _site(server)
+    manifest = tmp_path / "m.jsonl"
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        code = await _bulk("-r", "--layout", "tree", "-d", str(tmp_path / "out"), "--manifest", str(manifest),
+                           "--no-progress", *([] if robots else ["--no-robots"]),
+                           server.url("/site/index.html"))  # fmt: skip
+        nursery.cancel_scope.cancel()
+    assert code == 0
+    asked = sorted(request.path for request in server.requests)
+    pages = ["/site/a.html", "/site/img/p.png", "/site/index.html", "/site/other/c.txt", "/site/style.css",
+             "/site/sub/b.txt", "/site/sub/page.html"]  # fmt: skip
+    if robots:
+        assert asked == sorted([*pages, "/robots.txt"])
+        skipped = [row for row in _records(manifest) if row["status"] == "skipped"]
+        assert [str(row["url"]).rsplit("/", 1)[1] for row in skipped] == ["secret.html"]
+        assert "robots.txt" in str(skipped[0]["reason"])
+    else:
+        assert asked == sorted([*pages, "/site/secret.html"])
+    site = tmp_path / "out" / f"127.0.0.1_{server.port}" / "site"
+    assert (site / "other" / "c.txt").read_bytes() == b"sea"
+    assert (site / "sub" / "b.txt").stat().st_mtime == MODIFIED
+
+
+async def test_http_timestamping_second_run_gets_only_304(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    server = HTTPTestServer()
+    _site(server)
+    manifest = tmp_path / "m.jsonl"
+    argv = ["-r", "-N", "--layout", "tree", "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress"]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        assert await _bulk(*argv, server.url("/site/index.html")) == 0
+        first = len(server.requests)
+        assert "fetch: mirror: 7 new, 0 updated, 0 unchanged, 1 skipped, 0 failed" in capsys.readouterr().err
+        assert await _bulk(*argv, server.url("/site/index.html")) == 0
+        nursery.cancel_scope.cancel()
+    second = server.requests[first:]
+    assert all(request.header("if-modified-since") for request in second if request.path != "/robots.txt")
+    assert "fetch: mirror: 0 new, 0 updated, 7 unchanged, 1 skipped, 0 failed; 0 bytes" in capsys.readouterr().err
+    rows = [row for row in _records(manifest)[8:] if row["status"] != "skipped"]
+    assert len(rows) == 7 and all(row["change"] == "unchanged" and row["status"] == "ok" for row in rows)
