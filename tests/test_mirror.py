@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,39 @@ async def test_timestamping_second_run_transfers_nothing(tmp_path: Path, mlsd: b
     rows = _records(manifest)
     assert [row["change"] for row in rows if str(row["url"]).endswith("f123.txt")] == ["new", "unchanged", "updated"]
     assert (out / f"127.0.0.1_{server.port}" / "tree" / "d3" / "f123.txt").read_bytes() == b"changed and longer\n"
+
+
+@pytest.mark.parametrize("parent", [False, True])
+async def test_prospero_mirror_stays_below_the_start_and_skips_externals(tmp_path: Path, parent: bool) -> None:
+    from tests.servers.prospero import Directory, Link, Object, serve_prospero
+    from tests.test_prospero import fix_ports
+
+    here = "LOCALHOST(0)"
+    aftp = ["AFTP", "INTERNET-D", "127.0.0.1(9)", "ASCII", "/x.txt", "BINARY"]
+    tree = {
+        "/pub/start": Directory([Link("up", "DIRECTORY", here, "/pub"),
+                                 Link("sub", "DIRECTORY", here, "/pub/start/sub"),
+                                 Link("f", "FILE", here, "/pub/start/f"), Link("away", "DIRECTORY", here, "/etc"),
+                                 Link("ext", "EXTERNAL", "127.0.0.1", "/x.txt", [aftp])]),
+        "/pub/start/sub": Directory([Link("back", "DIRECTORY", here, "/pub/start")]),
+        "/pub/start/f": Object([["PROSPERO-CONTENTS", "", "", "", ""]], contents=b"eff"),
+        "/pub": Directory([Link("top", "FILE", here, "/pub/top")]),
+        "/pub/top": Object([["PROSPERO-CONTENTS", "", "", "", ""]], contents=b"top"),
+        "/etc": Directory([]),
+    }  # fmt: skip
+    manifest = tmp_path / "m.jsonl"
+    async with serve_prospero(tree) as server:
+        fix_ports(server)
+        start = f"prospero://localhost:{server.port}//pub/start"
+        code = await _bulk("-r", "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress",
+                           *(["--parent"] if parent else []), start)  # fmt: skip
+        asked = b"\n".join(server.requests).decode("latin-1")
+    assert code == 0
+    names = set(re.findall(r"'(/[^']*)'", asked))
+    inside = {"/pub/start", "/pub/start/sub", "/pub/start/f"}
+    assert names == (inside | {"/pub", "/pub/top", "/etc"} if parent else inside)
+    rows = _records(manifest)
+    skipped = [row for row in rows if row["status"] == "skipped"]
+    assert [row["name"] for row in skipped] == ["ext"]
+    assert "Prospero external link" in str(skipped[0]["reason"])
+    assert not any(row["status"] == "failed" for row in rows)
