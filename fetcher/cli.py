@@ -350,6 +350,11 @@ def _main(args: argparse.Namespace) -> int:
     from .errors import FetchError, UsageError
 
     try:
+        if args.cluster and args.warc_file:
+            raise UsageError(
+                "--warc-file with --cluster is not implemented (the workers' retrievals would not be archived)",
+                hint="archive with a run without --cluster",
+            )
         with _archive(args):
             if is_bulk(args):
                 from .bulk import run_bulk

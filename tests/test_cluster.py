@@ -249,6 +249,9 @@ def test_version_imports_no_dask() -> None:
 def test_cluster_usage_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     assert main(["-d", "s3://bucket/prefix", "--cluster", "local:2", "http://127.0.0.1:9/x"]) == 2
     assert "not implemented" in capsysbinary.readouterr().err.decode()
+    warc = ["-d", str(tmp_path), "--warc-file", str(tmp_path / "a"), "--cluster", "local:2", "http://127.0.0.1:9/x"]
+    assert main(warc) == 2
+    assert "--warc-file with --cluster is not implemented" in capsysbinary.readouterr().err.decode()
     assert main(["-d", str(tmp_path), "--cluster", "local:zero", "http://127.0.0.1:9/x"]) == 2
     err = capsysbinary.readouterr().err.decode()
     assert "fetch: --cluster local:zero" in err and "hint:" in err
