@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from . import __version__
 
 if TYPE_CHECKING:
-    from .client import Client
     from .errors import FetchError
     from .resource import Resource
 
@@ -95,6 +94,23 @@ def _positive_size(text: str) -> int:
     return value
 
 
+def _header(text: str) -> tuple[str, str]:
+    """-H 'Name: value' (CR/LF/NUL are left to the guard, which refuses them with exit 3)."""
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not 'NAME: VALUE'")
+    return name.strip(), value.strip(" \t")
+
+
+def _write_out(text: str) -> str:
+    from .writeout import check
+
+    try:
+        return check(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _form_field(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name:
@@ -125,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--version", action="version", version=f"fetch (fetcher) {__version__}")
     out = parser.add_argument_group("output")
     out.add_argument("-o", "--output", metavar="FILE", help="write the document to FILE (via FILE.part)")
-    out.add_argument("-O", "--remote-name", action="store_true", help="save under a name derived from the URL")
+    out.add_argument("-O", "--remote-name", action="store_true",
+                     help="save under a name from the URL (replaces an existing file; see --no-clobber)")  # fmt: skip
     out.add_argument("--output-dir", metavar="DIR", help="directory for -O files")
     out.add_argument("--json", action="store_true", help="listings and advisories as JSON lines")
     out.add_argument("--links", action="store_true", help="listings as absolute URLs, one per line")
@@ -133,6 +150,18 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--raw", action="store_true", help="keep wire forms (no gzip decoding, no CRLF conversion)")
     out.add_argument("--max-size", type=_positive_size, metavar="SIZE", help="stop with an error past SIZE bytes")
     out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")
+    # Everyday options (issue 21): one block, the logic lives in fetcher/single.py and fetcher/writeout.py.
+    day = parser.add_argument_group("everyday options")
+    day.add_argument("-s", "--silent", action="store_true", help="no progress bar (errors are still reported)")
+    day.add_argument("--no-clobber", action="store_true",
+                     help="keep an existing output file: say so and exit 0 (default: replace it)")  # fmt: skip
+    day.add_argument("-w", "--write-out", type=_write_out, metavar="FORMAT",
+                     help="print FORMAT on stdout after each URL: %%{url} %%{size} %%{time_total} %%{exit_code}, "
+                     "\\n (default: nothing)")  # fmt: skip
+    day.add_argument("-H", "--header", type=_header, action="append", default=[], metavar="'NAME: VALUE'",
+                     help="add an HTTP(S) request header (repeatable; 'NAME:' removes a default one)")  # fmt: skip
+    day.add_argument("-A", "--user-agent", metavar="TEXT", help="HTTP(S) User-Agent (default fetcher/VERSION)")
+    day.add_argument("-e", "--referer", metavar="URL", help="HTTP(S) Referer header (default: none)")
     net = parser.add_argument_group("network and safety")
     net.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
                      help="idle time limit (default 30)")  # fmt: skip
@@ -162,8 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     auth.add_argument("-u", "--user", metavar="USER[:PASSWORD]", help="credentials (else ~/.netrc, else anonymous)")
     auth.add_argument("--location-trusted", action="store_true",
                       help="send -u credentials to hosts redirects lead to (default: URL's origin only)")  # fmt: skip
-    auth.add_argument("--netrc-file", metavar="FILE")
-    auth.add_argument("--no-netrc", action="store_true")
+    auth.add_argument("--netrc-file", metavar="FILE", help="credentials file (default $NETRC, else ~/.netrc)")
+    auth.add_argument("--no-netrc", action="store_true", help="do not read any netrc file")
     auth.add_argument("--anon-password", metavar="EMAIL", help="anonymous FTP password (default $FETCH_EMAIL)")
     auth.add_argument("--ftp-account", metavar="ACCOUNT", help="answer to FTP 332 (ACCT)")
     auth.add_argument("--ftp-tls", action="store_true", help="explicit FTPS (AUTH TLS) on ftp:// URLs")
@@ -186,11 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
     bulk.add_argument("--layout", choices=("flat", "tree"), default="flat")
     bulk.add_argument("-j", "--jobs", type=_count, default=8, metavar="N")
     bulk.add_argument("--per-host", type=_count, default=2, metavar="N")
-    bulk.add_argument("--retries", type=_zero_or_more, default=2, metavar="N")
+    bulk.add_argument("--retries", type=_zero_or_more, metavar="N",
+                      help="retry transient failures N times, with backoff (default 2 in bulk, else 0)")  # fmt: skip
     bulk.add_argument("--retry-max-time", type=_positive_float, default=60.0, metavar="SECONDS")
     bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL")
     bulk.add_argument("--skip-done", metavar="MANIFEST", help="skip URLs this manifest records as done")
-    bulk.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    bulk.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bars on stderr (default: when stderr is a terminal; -s: off)")  # fmt: skip
     bulk.add_argument("-r", "--recursive", action="store_true", help="follow listings")
     bulk.add_argument("--depth", type=_zero_or_more, default=5, metavar="N")
     bulk.add_argument("--span-hosts", action="store_true")
@@ -266,7 +297,9 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "proxy": args.proxy,
         "jobs": args.jobs,
         "per_host": args.per_host,
-        "retries": args.retries,
+        "retries": 2 if args.retries is None else args.retries,
+        "user_agent": args.user_agent,
+        "headers": (*args.header, *((("Referer", args.referer),) if args.referer is not None else ())),
         "retry_max_time": args.retry_max_time,
         "prompt": _prompt_on_terminal if sys.stdin.isatty() else None,
     }
@@ -336,6 +369,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         sys.stderr.write("fetch: give at least one URL (or -i FILE)\n")
         return 2
+    if args.netrc_file is not None and not args.no_netrc and not os.path.isfile(args.netrc_file):
+        sys.stderr.write(f"fetch: --netrc-file {args.netrc_file!r}: no such file\n  hint: check the path, "
+                         "or leave the option out to use $NETRC or ~/.netrc\n")  # fmt: skip
+        return 2
+    if args.silent:
+        args.progress = False
     restore = _install_logging(args.verbose)
     args.argv = ["fetch", *(sys.argv[1:] if argv is None else argv)]
     try:
@@ -453,51 +492,34 @@ def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
 
 async def _run_urls(args: argparse.Namespace) -> int:
+    import time
+
     from .client import Client
     from .errors import FetchError
+    from .single import Done, run_one
 
     failures = 0
     last_code = 0
     async with Client(**settings_from_args(args)) as client:
         for text in args.urls:
+            started, done, code = time.monotonic(), Done(), 0
             try:
-                await _run_one(client, text, args)
+                done = await run_one(client, text, args)
             except FetchError as error:
                 if args.show_error_body and error.body:
                     _print_error_body(error.body)
                 report(error, text)
                 failures += 1
-                last_code = error.exit_code
+                last_code = code = error.exit_code
+            if args.write_out is not None:
+                from .writeout import render
+
+                sys.stdout.write(render(args.write_out, url=text, size=done.size,
+                                        seconds=time.monotonic() - started, exit_code=code))  # fmt: skip
+                sys.stdout.flush()
     if failures == 0:
         return 0
     return last_code if len(args.urls) == 1 else 1
-
-
-async def _run_one(client: Client, text: str, args: argparse.Namespace) -> None:
-    from pathlib import Path
-
-    from . import render
-    from .sink import partial_size, save
-    from .url import parse_url
-
-    url = parse_url(text)
-    target: Path | None = None
-    if args.output and args.output != "-":
-        target = Path(args.output)
-    elif args.remote_name:
-        target = Path(args.output_dir or ".") / render.remote_name(url)
-    offset = partial_size(target) if target is not None and args.resume else 0
-    async with client.open(url, offset=offset) as resource:
-        if resource.kind != "document":
-            _print_resource_meta(resource, args, target)
-        elif target is None:
-            await _stream_to_stdout(resource)
-        else:
-            if args.remote_name and not args.output and resource.filename and offset == 0:
-                suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, resource.filename)
-                target = suggested
-            # -o names the user's own file: a special one (/dev/null, a FIFO) is written in place.
-            await save(resource, target, resumed=offset > 0, digest=False, in_place_ok=bool(args.output))
 
 
 def _print_error_body(body: bytes) -> None:
@@ -506,26 +528,6 @@ def _print_error_body(body: bytes) -> None:
 
     out = sys.stdout.buffer
     out.write(TerminalText().feed(body, final=True).encode("utf-8", "replace") if sys.stdout.isatty() else body)
-    out.flush()
-
-
-async def _stream_to_stdout(resource: Resource) -> None:
-    """Raw bytes to a pipe or file; escaped text on a terminal.
-
-    On a terminal, a UTF-8 character or CRLF cut between two reads is put
-    back together first (`TerminalText`), so it shows as itself.
-    """
-    from .text import TerminalText
-
-    out = sys.stdout.buffer
-    terminal = TerminalText() if sys.stdout.isatty() else None
-    async for chunk in resource:
-        if terminal is not None:
-            out.write(terminal.feed(chunk).encode("utf-8", "replace"))
-        else:
-            out.write(chunk)
-    if terminal is not None:
-        out.write(terminal.close().encode("utf-8", "replace"))
     out.flush()
 
 

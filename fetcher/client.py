@@ -13,7 +13,7 @@ import os
 import random
 import ssl
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -416,20 +416,41 @@ class Client:
         retries: int,
         on_chunk: Callable[[URL, int], None] | None,
     ) -> Fetched | Download:
-        deadline = time.monotonic() + self.settings.retry_max_time
         chunk_hook = (lambda count: on_chunk(url, count)) if on_chunk is not None else None
-        attempt = 0
+
+        async def attempt(number: int) -> Fetched | Download:
+            outcome.attempts = number
+            if destination is not None:
+                return await self.retrieve(url, destination(url), resume=resume or number > 1, on_chunk=chunk_hook)
+            return await self.fetch(url)
+
+        return await self.with_retries(url, attempt, retries)
+
+    async def with_retries(
+        self,
+        url: URL,
+        attempt: Callable[[int], Awaitable[T]],
+        retries: int,
+        retryable: Callable[[FetchError], bool] | None = None,
+    ) -> T:
+        """`await attempt(1)`, then again after each transient failure, at most `retries` more times.
+
+        Exponential backoff with jitter (0.25 s doubling, capped at 8 s, times
+        0.5-1.5), at least the server's Retry-After, never past
+        `retry_max_time` from the start.  `retryable` can veto a retry (the
+        CLI does once bytes went to stdout).  Used by bulk runs and by
+        `fetch URL` alike.
+        """
+        deadline = time.monotonic() + self.settings.retry_max_time
+        number = 0
         while True:
-            attempt += 1
-            outcome.attempts = attempt
+            number += 1
             try:
-                if destination is not None:
-                    return await self.retrieve(url, destination(url), resume=resume or attempt > 1, on_chunk=chunk_hook)
-                return await self.fetch(url)
+                return await attempt(number)
             except FetchError as error:
-                if not error.transient or attempt > retries:
+                if not error.transient or number > retries or (retryable is not None and not retryable(error)):
                     raise
-                delay = min(0.25 * 2 ** (attempt - 1), 8.0) * (0.5 + random.random())
+                delay = min(0.25 * 2 ** (number - 1), 8.0) * (0.5 + random.random())
                 delay = max(delay, getattr(error, "retry_after", None) or 0.0)
                 if time.monotonic() + delay > deadline:
                     raise

@@ -233,3 +233,26 @@ def check_redirect(
             else "a server may never send you to a local file",
         )
     check(target, policy)
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def check_headers(headers: tuple[tuple[str, str], ...], user_agent: str | None = None) -> None:
+    """Header fields the user adds (-H, -A, -e): refused when CR, LF or NUL could split the request.
+
+    Same shape as the URL rules: `UnsafeURL` (exit 3) naming the part and
+    the line-injection rule; a name that is not an RFC 9110 token is refused
+    the same way, since it would not reach the server as one field.
+    """
+    fields = [*headers, *([("User-Agent", user_agent)] if user_agent is not None else [])]
+    for name, value in fields:
+        _line_safe(f"header {name!r}", name)
+        _line_safe(f"header {name!r}", value)
+        if not _HEADER_NAME.fullmatch(name):
+            raise UnsafeURL(
+                f"header name {name!r} is not a token (line-injection rule): it would not be sent as one field",
+                part="header",
+                rule="line-injection",
+                hint="give -H 'Name: value' with a name of letters, digits and -",
+            )

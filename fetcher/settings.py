@@ -143,6 +143,10 @@ class Settings:
     retry_max_time: float = 60.0
     idle_timeout: float = 30.0
     user_agent: str | None = None
+    #: Extra HTTP(S) request header fields (-H, -e), sent in this order; one
+    #: named like a default field (Accept, User-Agent...) replaces it, an empty
+    #: value removes it.  CR, LF or NUL anywhere is refused by the guard (exit 3).
+    headers: tuple[tuple[str, str], ...] = ()
     # How to ask the user (the CLI sets this on a terminal).
     prompt: Prompt | None = None
     # Settings of third-party handlers.

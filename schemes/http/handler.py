@@ -20,6 +20,7 @@ import h11
 
 from fetcher.client import Session
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
+from fetcher.guard import check_headers
 from fetcher.resource import Advisory, Resource
 from fetcher.text import escape
 from fetcher.url import URL, HttpURL, join
@@ -89,6 +90,7 @@ class Handler:
         credentials = await self._credentials(url, session)
         proxy_credentials = (proxy.user, proxy.password) if proxy is not None and proxy.user is not None else None
         offset = session.offset
+        check_headers(settings.headers, settings.user_agent)
         head = build_request(
             url,
             user_agent=settings.user_agent,
@@ -96,6 +98,7 @@ class Handler:
             offset=offset,
             via_proxy=proxy is not None and url.scheme == "http",
             proxy_credentials=proxy_credentials if url.scheme == "http" else None,
+            extra=settings.headers,
         )
         since = session.client.conditions.get(str(url)) if offset == 0 else None
         if since is not None:  # a mirror's -N: the local copy's time

@@ -78,8 +78,12 @@ def build_request(
     offset: int = 0,
     via_proxy: bool = False,
     proxy_credentials: tuple[str, str | None] | None = None,
+    extra: tuple[tuple[str, str], ...] = (),
 ) -> RequestHead:
     """The GET for `url`.
+
+    `extra` (the user's -H/-e fields) come last; one named like a field
+    above replaces it, and an empty value removes it (as curl does).
 
     A resumed request asks for the identity encoding: byte ranges of a gzip
     representation would not line up with the bytes already on disk.
@@ -96,8 +100,24 @@ def build_request(
         headers.append(("Authorization", basic_credentials(*credentials)))
     if proxy_credentials is not None:
         headers.append(("Proxy-Authorization", basic_credentials(*proxy_credentials)))
+    if extra:
+        headers = _merge(headers, extra)
     target = absolute_target(url) if via_proxy else url.target
     return RequestHead("GET", target, headers)
+
+
+def _merge(defaults: list[tuple[str, str]], extra: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """The user's fields replace a default of the same name where it stood (empty: removed); others go last."""
+    named = {name.lower() for name, _ in extra}
+    merged: list[tuple[str, str]] = []
+    for name, value in defaults:
+        if name.lower() in named:
+            merged.extend((mine, text) for mine, text in extra if mine.lower() == name.lower() and text)
+        else:
+            merged.append((name, value))
+    defaults_named = {name.lower() for name, _ in defaults}
+    merged.extend((name, value) for name, value in extra if name.lower() not in defaults_named and value)
+    return merged
 
 
 def build_connect(url: HttpURL, *, user_agent: str | None = None,

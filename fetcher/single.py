@@ -1,0 +1,189 @@
+"""One URL named on the command line (not a bulk run): where its document goes.
+
+- stdout (no -o/-O, or `-o -`): raw bytes to a pipe or file; escaped text on
+  a terminal, where binary data is refused unless `-o -` asked for it;
+- a file (-o FILE, -O): written through FILE.part; `--no-clobber` keeps an
+  existing file, `-C` on a complete file says so and downloads nothing;
+- a progress bar on stderr when it is a terminal and the document is not
+  being written to that same terminal (`--progress`/`-s` force it);
+- transient failures retried with `Client.with_retries` (`--retries`),
+  never once bytes have gone to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .resource import Resource
+
+#: Content types that are never text, whatever their first bytes look like.
+BINARY_TYPES = frozenset({
+    "application/zip", "application/gzip", "application/x-gzip", "application/pdf", "application/x-tar",
+    "application/x-bzip2", "application/x-xz", "application/zstd", "application/x-7z-compressed",
+    "application/wasm", "application/x-executable", "application/vnd.debian.binary-package",
+})  # fmt: skip
+BINARY_MAJORS = ("image/", "audio/", "video/", "font/")
+
+BINARY_HINT = "binary output can mess up your terminal; use -o FILE or -o - to force"
+
+
+@dataclass
+class Done:
+    """What one URL produced (for -w/--write-out)."""
+
+    size: int = 0
+
+
+def is_binary(content_type: str | None, first: bytes) -> bool:
+    """Binary: a NUL byte in the first chunk, or a content type that is never text."""
+    if b"\x00" in first:
+        return True
+    kind = (content_type or "").partition(";")[0].strip().lower()
+    return kind in BINARY_TYPES or kind.startswith(BINARY_MAJORS)
+
+
+def progress_wanted(args: argparse.Namespace, to_terminal: bool) -> bool:
+    """--progress / --no-progress / -s decide; by default only when stderr is a terminal
+    and the document is not being drawn on that terminal (stdout)."""
+    if getattr(args, "silent", False):
+        return False
+    if args.progress is not None:
+        return bool(args.progress)
+    return sys.stderr.isatty() and not to_terminal
+
+
+def _say(text: str) -> None:
+    from .text import safe_text
+
+    sys.stderr.write(f"fetch: {safe_text(text)}\n")
+
+
+async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
+    from . import render
+    from .url import parse_url
+
+    url = parse_url(text)
+    target: Path | None = None
+    if args.output and args.output != "-":
+        target = Path(args.output)
+    elif args.remote_name:
+        target = Path(args.output_dir or ".") / render.remote_name(url)
+    if target is not None and args.no_clobber and os.path.lexists(target):
+        _say(f"{target} exists; kept it (--no-clobber)")
+        return Done()
+    done = Done()
+    to_stdout = target is None
+    retries = 0 if args.retries is None else args.retries
+
+    async def attempt(number: int) -> Done:
+        return await _attempt(client, url, args, target, resume=args.resume or number > 1, done=done)
+
+    # Bytes already on stdout cannot be taken back: no retry after the first one.
+    return await client.with_retries(url, attempt, retries, retryable=lambda _: not (to_stdout and done.size))
+
+
+async def _attempt(
+    client: Client, url: Any, args: argparse.Namespace, target: Path | None, *, resume: bool, done: Done
+) -> Done:
+    from . import render
+    from .sink import partial_size, save
+
+    offset = partial_size(target) if target is not None and resume else 0
+    complete = _complete_size(target) if target is not None and args.resume and offset == 0 else None
+    async with client.open(url, offset=offset) as resource:
+        if resource.kind != "document":
+            from .cli import _print_resource_meta
+
+            _print_resource_meta(resource, args, target)
+            return done
+        if complete is not None and resource.size == complete:
+            _say(f"{target} is already complete ({complete} bytes); nothing to do")
+            return done
+        if target is None:
+            await _stream_to_stdout(resource, args, done)
+            return done
+        if args.remote_name and not args.output and resource.filename and offset == 0:
+            suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, resource.filename)
+            if suggested != target and args.no_clobber and os.path.lexists(suggested):
+                _say(f"{suggested} exists; kept it (--no-clobber)")
+                return done
+            target = suggested
+        bar = _bar(args, resource, target.name, offset, to_terminal=False)
+        # -o names the user's own file: a special one (/dev/null, a FIFO) is written in place.
+        with bar:
+            download = await save(resource, target, resumed=offset > 0, digest=False,
+                                  in_place_ok=bool(args.output), on_chunk=bar.advance)  # fmt: skip
+        done.size = download.bytes
+        return done
+
+
+def _complete_size(target: Path) -> int | None:
+    """Size of an existing regular file -C could find complete (no .part beside it)."""
+    try:
+        info = os.lstat(target)
+    except OSError:
+        return None
+    import stat
+
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+class NoBar:
+    """No bar for this transfer (stderr not a terminal, -s, --no-progress)."""
+
+    def __enter__(self) -> NoBar:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+    def advance(self, count: int) -> None:
+        pass
+
+
+def _bar(args: argparse.Namespace, resource: Resource, label: str, offset: int, *, to_terminal: bool) -> Any:
+    if not progress_wanted(args, to_terminal):
+        return NoBar()
+    from .progress_single import TransferBar
+
+    total = resource.size + offset if resource.size is not None and offset else resource.size
+    return TransferBar(label, total, offset)
+
+
+async def _stream_to_stdout(resource: Resource, args: argparse.Namespace, done: Done) -> None:
+    """Raw bytes to a pipe or file; escaped text on a terminal.
+
+    Binary data is refused on a terminal unless `-o -` asks for it (and even
+    then it is escaped: no escape sequence from a server reaches the terminal).
+
+    On a terminal, a UTF-8 character or CRLF cut between two reads is put
+    back together first (`TerminalText`), so it shows as itself.
+    """
+    from .errors import UsageError
+    from .text import TerminalText
+
+    out = sys.stdout.buffer
+    on_terminal = sys.stdout.isatty()
+    forced = args.output == "-"
+    terminal = TerminalText() if on_terminal else None
+    label = resource.url.path.rpartition("/")[2] if hasattr(resource.url, "path") else ""
+    with _bar(args, resource, label or str(resource.url.scheme), 0, to_terminal=on_terminal) as bar:
+        async for chunk in resource:
+            if terminal is not None and not done.size and not forced and is_binary(resource.content_type, chunk):
+                raise UsageError("not writing binary data to the terminal", hint=BINARY_HINT)
+            if terminal is not None:
+                out.write(terminal.feed(chunk).encode("utf-8", "replace"))
+            else:
+                out.write(chunk)
+            done.size += len(chunk)
+            bar.advance(len(chunk))
+        if terminal is not None:
+            out.write(terminal.close().encode("utf-8", "replace"))
+        out.flush()
