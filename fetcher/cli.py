@@ -162,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="add an HTTP(S) request header (repeatable; 'NAME:' removes a default one)")  # fmt: skip
     day.add_argument("-A", "--user-agent", metavar="TEXT", help="HTTP(S) User-Agent (default fetcher/VERSION)")
     day.add_argument("-e", "--referer", metavar="URL", help="HTTP(S) Referer header (default: none)")
+    day.add_argument("--print-completion", choices=("bash", "zsh", "fish"), metavar="SHELL",
+                     help="print a bash, zsh or fish completion script and exit (bash, zsh: needs shtab)")  # fmt: skip
     net = parser.add_argument_group("network and safety")
     net.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
                      help="idle time limit (default 30)")  # fmt: skip
@@ -365,6 +367,8 @@ def is_bulk(args: argparse.Namespace) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.print_completion:
+        return _print_completion(parser, args.print_completion)
     if not args.urls and not args.input_file:
         parser.print_usage(sys.stderr)
         sys.stderr.write("fetch: give at least one URL (or -i FILE)\n")
@@ -381,6 +385,21 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args)
     finally:
         restore()
+
+
+def _print_completion(parser: argparse.ArgumentParser, shell: str) -> int:
+    from .completion import script
+    from .errors import FetchError
+
+    try:
+        sys.stdout.write(script(parser, shell))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _stdout_closed()
+    except FetchError as error:
+        report(error)
+        return error.exit_code
+    return 0
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -249,6 +249,15 @@ def check_headers(headers: tuple[tuple[str, str], ...], user_agent: str | None =
     for name, value in fields:
         _line_safe(f"header {name!r}", name)
         _line_safe(f"header {name!r}", value)
+        if _CONTROL.search(value.replace("\t", " ")):
+            raise _refuse(f"header {name!r}", value, "control-character", "HTTP does not carry it in a field")
+        if not value.isascii():
+            from .errors import UsageError
+
+            raise UsageError(
+                f"header {name!r} holds a non-ASCII character; HTTP header values are ASCII",
+                hint="percent-encode it, or give the value in ASCII",
+            )
         if not _HEADER_NAME.fullmatch(name):
             raise UnsafeURL(
                 f"header name {name!r} is not a token (line-injection rule): it would not be sent as one field",

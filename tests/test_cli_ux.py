@@ -266,6 +266,16 @@ async def test_header_injection_is_refused_by_the_guard(server: HTTPTestServer, 
     assert server.requests == []
 
 
+async def test_header_with_other_control_or_non_ascii_characters_is_refused(server: HTTPTestServer) -> None:
+    code, _, err = await cli("-H", "X-A: a\x1bb", server.url("/notes.txt"))
+    assert code == 3 and "control-character rule" in err, err
+    code, _, err = await cli("-A", "caf\u00e9", server.url("/notes.txt"))
+    assert code == 2 and err.startswith("fetch: header 'User-Agent' holds a non-ASCII character"), err
+    assert server.requests == []
+    code, out, _ = await cli("-H", "X-A: a\tb", server.url("/notes.txt"))  # a TAB is fine inside a value
+    assert (code, out) == (0, TEXT) and server.requests[0].header("x-a") == "a\tb"
+
+
 def test_header_without_a_colon_is_a_usage_error() -> None:
     result = run_fetch("-H", "NoColon", "http://127.0.0.1:1/")
     assert result.returncode == 2
@@ -293,3 +303,31 @@ def test_write_out_unknown_field_is_a_usage_error() -> None:
     result = run_fetch("-w", "%{bogus}", "http://127.0.0.1:1/")
     assert result.returncode == 2
     assert "unknown -w field %{bogus}" in result.stderr.decode()
+
+
+# -- shell completion ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts_name_every_option(shell: str) -> None:
+    import shutil
+
+    from fetcher.cli import build_parser
+
+    result = run_fetch("--print-completion", shell)
+    assert result.returncode == 0, result.stderr
+    script = result.stdout.decode()
+    options = [option for action in build_parser()._actions for option in action.option_strings]
+    assert len(options) > 60
+    for option in options:
+        fish = f"-l {option[2:]}" if option.startswith("--") else f"-s {option[1:]}"
+        form = fish if shell == "fish" else option
+        assert re.search(rf"(?<![\w-]){re.escape(form)}(?![\w-])", script), (shell, option)
+    checker = shutil.which(shell)
+    if checker is not None:  # the script parses in its own shell
+        assert subprocess.run([checker, "-n"], input=result.stdout, capture_output=True).returncode == 0
+
+
+def test_completion_is_not_imported_by_an_ordinary_run() -> None:
+    probe = subprocess.run([sys.executable, "-X", "importtime", "-m", "fetcher", "--version"], capture_output=True)
+    assert b"shtab" not in probe.stderr and b"fetcher.completion" not in probe.stderr
