@@ -338,7 +338,7 @@ class BulkRun:
                 continue
             if self.mirror is not None:
                 self.mirror.adopt(job.url, url, entry)
-                if self._up_to_date(child):
+                if entry.type not in ("directory", "menu") and self._up_to_date(child):
                     continue
             self.enqueue(child)
 
@@ -474,7 +474,9 @@ class BulkRun:
             self.mirror.started(job.url, listing=False)
         if job.depth >= self.args.depth or not is_html(content_type, path) or path is None:
             return
-        links, note = page_links(path, page_url, content_type, max_links=self.limits.frontier)
+        links, note = await trio.to_thread.run_sync(
+            lambda: page_links(path, page_url, content_type, max_links=self.limits.frontier)
+        )
         if note:
             self.progress.log(f"fetch: {escape(page_url)}: {escape(note)}; the links found first are followed")
         entries = []

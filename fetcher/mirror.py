@@ -276,6 +276,8 @@ class Mirror:
             return reason
         if url is None:
             return ""
+        if url.scheme == "wais" and getattr(url, "wtype", None) is None and getattr(url, "search", None) is None:
+            return "a WAIS database to search needs words (fetch --query WORDS URL); not mirrored"
         scope = self.scopes.get(str(parent))
         target = link_target(parent, entry)
         if target is not None:
@@ -289,7 +291,7 @@ class Mirror:
         if not self.parent and scope is not None and not in_scope(url, scope):
             where = place(url)
             # Another scheme or host (allowed by --follow-schemes/--span-hosts) has its own tree.
-            return "" if where is None or where[0] == scope[0] else None
+            return "" if where is not None and where[0] == scope[0] else None
         return None
 
     def adopt(self, parent: URL, url: URL, entry: Entry | None) -> None:

@@ -233,3 +233,17 @@ async def test_prospero_mirror_stays_below_the_start_and_skips_externals(tmp_pat
     assert [row["name"] for row in skipped] == ["ext"]
     assert "Prospero external link" in str(skipped[0]["reason"])
     assert not any(row["status"] == "failed" for row in rows)
+
+
+def test_wais_database_without_words_is_skipped_and_documents_are_not() -> None:
+    from fetcher.mirror import Mirror
+    from fetcher.resource import Entry
+    from fetcher.url import parse_url
+
+    mirror = Mirror(parent=False, timestamping=False, robots=True, follow_schemes={"wais"}, user_agent="t", log=print)
+    parent = parse_url("gopher://127.0.0.1:70/1/top")
+    mirror.started(parent, listing=True)
+    query = parse_url("wais://127.0.0.1:210/testdb")
+    document = parse_url("wais://127.0.0.1:210/testdb/TEXT/0%3Aab")
+    assert "needs words" in str(mirror.consider(parent, Entry("db", str(query), type="link"), query))
+    assert mirror.consider(parent, Entry("doc", str(document), type="text"), document) is None
