@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
 import sys
 import time
@@ -273,11 +274,24 @@ class BulkRun:
         if mask_secrets(key) in self.done:
             self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"), queued=False)
             return
+        if getattr(self.args, "no_clobber", False) and not self.args.recursive and self._kept(job):
+            return
         self.by_url[key] = job
         self.taken += 1
         self.pending += 1
         self.progress.url_added()
         self.queue_send.send_nowait(job.url)
+
+    def _kept(self, job: Job) -> bool:
+        """--no-clobber (not with -r): a URL whose file under -d exists is skipped, one line saying so."""
+        assert job.url is not None
+        path = self.layout.document(job.url, job.suggested)
+        if not os.path.lexists(path):
+            job.path = path  # the name is taken now: `destination` must not draw another
+            return False
+        self.progress.log(f"fetch: {path} exists; kept it (--no-clobber)")
+        self.finish(job, _record(job, "skipped", reason="exists (--no-clobber)", path=str(path)), queued=False)
+        return True
 
     def destination(self, url: URL) -> Path:
         job = self.by_url[str(url)]

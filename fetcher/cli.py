@@ -17,7 +17,6 @@ from . import __version__
 
 if TYPE_CHECKING:
     from .errors import FetchError
-    from .resource import Resource
 
 
 def _port_list(text: str) -> int:
@@ -548,42 +547,6 @@ def _print_error_body(body: bytes) -> None:
     out = sys.stdout.buffer
     out.write(TerminalText().feed(body, final=True).encode("utf-8", "replace") if sys.stdout.isatty() else body)
     out.flush()
-
-
-def _print_resource_meta(resource: Resource, args: argparse.Namespace, target: Any = None) -> None:
-    from . import render
-
-    if resource.kind == "listing" and args.json and target is None:
-        # Row by row: a listing at its entry cap never also exists as one JSON text (peak RSS, issue 14).
-        for entry in resource.entries:
-            sys.stdout.write(render.listing_json((entry,)))
-        sys.stdout.flush()
-        return
-    if resource.kind == "listing":
-        if args.json:
-            text = render.listing_json(resource.entries)
-        elif args.links:
-            text = render.listing_links(resource.entries)
-        else:
-            text = render.listing_table(resource.entries)
-    else:
-        assert resource.advisory is not None
-        text = render.advisory_json(resource.advisory) if args.json else render.advisory_text(resource.advisory)
-    if target is not None:
-        from .sink import inspect_target, output_error, write_file
-
-        data = text.encode("utf-8", "surrogateescape")
-        if args.output and inspect_target(target) == "special":  # -o /dev/null, a FIFO: in place
-            try:
-                with open(target, "wb") as sink:
-                    sink.write(data)
-            except OSError as error:
-                raise output_error(error, target) from None
-            return
-        write_file(target, data)  # via NAME.part, never through a symlink planted there
-        return
-    sys.stdout.write(text)
-    sys.stdout.flush()
 
 
 def entry_point() -> None:

@@ -99,9 +99,7 @@ async def _attempt(
     complete = _complete_size(target) if target is not None and args.resume and offset == 0 else None
     async with client.open(url, offset=offset) as resource:
         if resource.kind != "document":
-            from .cli import _print_resource_meta
-
-            _print_resource_meta(resource, args, target)
+            print_resource_meta(resource, args, target)
             return done
         if complete is not None and resource.size == complete:
             _say(f"{target} is already complete ({complete} bytes); nothing to do")
@@ -187,3 +185,40 @@ async def _stream_to_stdout(resource: Resource, args: argparse.Namespace, done: 
         if terminal is not None:
             out.write(terminal.close().encode("utf-8", "replace"))
         out.flush()
+
+
+def print_resource_meta(resource: Resource, args: argparse.Namespace, target: Any = None) -> None:
+    """A listing or advisory: to stdout as a table, --json or --links; to a file with -o/-O."""
+    from . import render
+
+    if resource.kind == "listing" and args.json and target is None:
+        # Row by row: a listing at its entry cap never also exists as one JSON text (peak RSS, issue 14).
+        for entry in resource.entries:
+            sys.stdout.write(render.listing_json((entry,)))
+        sys.stdout.flush()
+        return
+    if resource.kind == "listing":
+        if args.json:
+            text = render.listing_json(resource.entries)
+        elif args.links:
+            text = render.listing_links(resource.entries)
+        else:
+            text = render.listing_table(resource.entries)
+    else:
+        assert resource.advisory is not None
+        text = render.advisory_json(resource.advisory) if args.json else render.advisory_text(resource.advisory)
+    if target is not None:
+        from .sink import inspect_target, output_error, write_file
+
+        data = text.encode("utf-8", "surrogateescape")
+        if args.output and inspect_target(target) == "special":  # -o /dev/null, a FIFO: in place
+            try:
+                with open(target, "wb") as sink:
+                    sink.write(data)
+            except OSError as error:
+                raise output_error(error, target) from None
+            return
+        write_file(target, data)  # via NAME.part, never through a symlink planted there
+        return
+    sys.stdout.write(text)
+    sys.stdout.flush()

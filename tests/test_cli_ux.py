@@ -185,6 +185,18 @@ async def test_no_clobber_keeps_an_existing_file(server: HTTPTestServer, tmp_pat
     assert (tmp_path / "notes.txt").read_bytes() == TEXT  # the default replaces it, as --help says
 
 
+async def test_no_clobber_in_a_directory_run_keeps_existing_files(server: HTTPTestServer, tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    (out_dir / "notes.txt").write_bytes(b"mine\n")
+    code, _, err = await cli("--no-clobber", "-d", str(out_dir), server.url("/notes.txt"), server.url("/big.bin"))
+    assert code == 0, err
+    assert f"fetch: {out_dir / 'notes.txt'} exists; kept it (--no-clobber)" in err.splitlines()
+    assert (out_dir / "notes.txt").read_bytes() == b"mine\n"
+    assert (out_dir / "big.bin").read_bytes() == BIG
+    assert [request.path for request in server.requests] == ["/big.bin"]
+
+
 def test_help_states_what_dash_o_does_with_an_existing_file() -> None:
     result = run_fetch("--help")
     text = " ".join(result.stdout.decode().split())
