@@ -126,14 +126,27 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"fetch: {escape(message)}\n  hint: see fetch --help\n")
 
 
+_EXAMPLES = """examples:
+  fetch ftp://ftp.example.org/pub/README              print a file (a directory URL lists it)
+  fetch -O https://example.org/big.iso                save as big.iso, with a progress bar
+  fetch -C -O https://example.org/big.iso             resume big.iso.part (says so if complete)
+  fetch -H 'Accept: text/plain' -A probe/1 URL        send a header and a User-Agent
+  fetch -w '%{size} %{time_total}\\n' -o out URL       facts about each URL on stdout
+  fetch -i urls.txt -d out/ -j 16 --manifest m.jsonl  many URLs, 16 at once, one record each
+  fetch -r --depth 2 -d mirror/ ftp://host/pub/       mirror a tree
+  fetch --print-completion bash > /etc/bash_completion.d/fetch
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="fetch",
         description="Retrieve RFC 1738 URLs: ftp, http(s), gopher(s), news, nntp(s), wais, prospero, file, "
         "telnet and mailto.",
-        epilog="Exit codes: 0 ok, 1 some bulk URLs failed, 2 usage or bad URL, 3 refused by the guard, "
-        "4 cannot connect, 5 login refused, 6 not found, 7 protocol error, 8 timeout, 9 cannot write the output, "
-        "130 interrupted, 141 stdout closed by its reader.",
+        epilog=_EXAMPLES + "\nexit codes: 0 ok, 1 some bulk URLs failed, 2 usage or bad URL, 3 refused by the guard,\n"
+        "  4 cannot connect, 5 login refused, 6 not found, 7 protocol error, 8 timeout,\n"
+        "  9 cannot write the output, 130 interrupted, 141 stdout closed by its reader.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add = parser.add_argument
     add("urls", nargs="*", metavar="URL", help="URLs to retrieve")
@@ -166,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     net = parser.add_argument_group("network and safety")
     net.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
                      help="idle time limit (default 30)")  # fmt: skip
-    net.add_argument("--connect-timeout", type=_positive_float, default=15.0, metavar="SECONDS")
+    net.add_argument("--connect-timeout", type=_positive_float, default=15.0, metavar="SECONDS",
+                     help="time limit for each connection to open (default 15)")  # fmt: skip
     net.add_argument("-m", "--max-time", type=_positive_float, metavar="SECONDS",
                      help="bound the whole retrieval of one URL (default: no bound)")  # fmt: skip
     net.add_argument("--speed-limit", type=_size, metavar="BYTES",
@@ -181,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")
     net.add_argument("-L", "--location", action="store_true", default=True, help="follow redirects (default)")
     net.add_argument("--no-location", dest="location", action="store_false", help="do not follow redirects")
-    net.add_argument("--max-redirs", type=_zero_or_more, default=20, metavar="N")
+    net.add_argument("--max-redirs", type=_zero_or_more, default=20, metavar="N",
+                     help="follow at most N redirects (default 20)")  # fmt: skip
     net.add_argument(
         "--redirect-schemes", metavar="LIST", help="schemes a redirect may lead to (default http,https,ftp)"
     )
@@ -213,19 +228,21 @@ def build_parser() -> argparse.ArgumentParser:
     bulk = parser.add_argument_group("bulk retrieval")
     bulk.add_argument("-i", "--input-file", metavar="FILE", help="read URLs from FILE ('-' for stdin)")
     bulk.add_argument("-d", "--directory", metavar="DIR", help="save every document under DIR")
-    bulk.add_argument("--layout", choices=("flat", "tree"), default="flat")
-    bulk.add_argument("-j", "--jobs", type=_count, default=8, metavar="N")
-    bulk.add_argument("--per-host", type=_count, default=2, metavar="N")
+    bulk.add_argument("--layout", choices=("flat", "tree"), default="flat",
+                      help="-d files side by side (flat) or as host/path (tree) (default flat)")  # fmt: skip
+    bulk.add_argument("-j", "--jobs", type=_count, default=8, metavar="N", help="URLs at once (default 8)")
+    bulk.add_argument("--per-host", type=_count, default=2, metavar="N", help="URLs at once per host (default 2)")
     bulk.add_argument("--retries", type=_zero_or_more, metavar="N",
                       help="retry transient failures N times, with backoff (default 2 in bulk, else 0)")  # fmt: skip
-    bulk.add_argument("--retry-max-time", type=_positive_float, default=60.0, metavar="SECONDS")
+    bulk.add_argument("--retry-max-time", type=_positive_float, default=60.0, metavar="SECONDS",
+                      help="stop retrying a URL after SECONDS (default 60)")  # fmt: skip
     bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL")
     bulk.add_argument("--skip-done", metavar="MANIFEST", help="skip URLs this manifest records as done")
     bulk.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="progress bars on stderr (default: when stderr is a terminal; -s: off)")  # fmt: skip
     bulk.add_argument("-r", "--recursive", action="store_true", help="follow listings")
-    bulk.add_argument("--depth", type=_zero_or_more, default=5, metavar="N")
-    bulk.add_argument("--span-hosts", action="store_true")
+    bulk.add_argument("--depth", type=_zero_or_more, default=5, metavar="N", help="-r: link levels (default 5)")
+    bulk.add_argument("--span-hosts", action="store_true", help="-r: follow links to other hosts (default: no)")
     bulk.add_argument("--follow-schemes", metavar="LIST", help="schemes recursion may cross into")
     bulk.add_argument("--cluster", metavar="local[:N]|tcp://HOST:PORT",
                       help="run the bulk job on a dask cluster (pip install 'fetcher-rfc1738[cluster]')")  # fmt: skip

@@ -343,3 +343,14 @@ def test_completion_scripts_name_every_option(shell: str) -> None:
 def test_completion_is_not_imported_by_an_ordinary_run() -> None:
     probe = subprocess.run([sys.executable, "-X", "importtime", "-m", "fetcher", "--version"], capture_output=True)
     assert b"shtab" not in probe.stderr and b"fetcher.completion" not in probe.stderr
+
+
+def test_every_option_has_help_text_and_help_ends_with_examples() -> None:
+    from fetcher.cli import build_parser
+
+    silent = [action.option_strings for action in build_parser()._actions if action.option_strings and not action.help]
+    assert silent == []
+    text = run_fetch("--help").stdout.decode()
+    examples = text[text.index("\nexamples:\n") :]
+    assert "  fetch -O https://example.org/big.iso" in examples
+    assert "fetch -w '%{size} %{time_total}\\n' -o out URL" in examples
