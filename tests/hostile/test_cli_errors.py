@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +106,39 @@ def test_a_closed_stdout_ends_quietly(tmp_path: Path) -> None:
     err = process.stderr.read()
     assert process.wait(timeout=30) == 141
     assert err == b""
+
+
+def test_fetch_piped_into_head_on_a_terminal_ends_quietly(tmp_path: Path) -> None:
+    """`fetch URL | head -c 10` typed at a terminal: stdout a pipe closed early, stderr a pty.
+
+    What the person sees on the terminal: no traceback, no error line, and if a
+    progress bar was drawn, the cursor is shown again.
+    """
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * (64 << 20))
+    master, slave = pty.openpty()
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NETRC": str(ROOT / "tests" / "no-such-netrc"),
+           "TERM": "xterm"}  # fmt: skip
+    command = [sys.executable, "-m", "fetcher", f"file://{big}"]
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    assert process.stdout is not None
+    assert process.stdout.read(10) == b"x" * 10
+    process.stdout.close()
+    seen = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed its side
+            break
+        if not data:
+            break
+        seen += data
+    os.close(master)
+    assert process.wait(timeout=30) == 141
+    assert b"Traceback" not in seen and b"fetch:" not in seen and b"Error" not in seen, seen[-500:]
+    if b"\x1b[?25l" in seen:
+        assert seen.rfind(b"\x1b[?25h") > seen.rfind(b"\x1b[?25l"), seen[-500:]
 
 
 # -- -r caps -------------------------------------------------------------------------
