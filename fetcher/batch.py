@@ -17,7 +17,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-import trio
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .errors import FetchError
 from .url import URL, parse_url
@@ -31,7 +33,7 @@ T = TypeVar("T")
 class Outcomes:
     """The outcomes of a `fetch_all` block, in completion order (`async for`)."""
 
-    def __init__(self, channel: trio.MemoryReceiveChannel[Outcome]) -> None:
+    def __init__(self, channel: MemoryObjectReceiveStream[Outcome]) -> None:
         self._channel = channel
 
     def __aiter__(self) -> Outcomes:
@@ -40,7 +42,7 @@ class Outcomes:
     async def __anext__(self) -> Outcome:
         try:
             return await self._channel.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
 
 
@@ -92,14 +94,14 @@ class FetchAll:
         from .client import Outcome, _bulk_run, _bulk_user_origin
 
         client = self._client
-        send, receive = trio.open_memory_channel[Outcome](self._jobs)
-        job_limit = trio.Semaphore(self._jobs)
-        host_limits: dict[tuple[str, object], trio.Semaphore] = {}
+        send, receive = anyio.create_memory_object_stream[Outcome](self._jobs)
+        job_limit = anyio.Semaphore(self._jobs)
+        host_limits: dict[tuple[str, object], anyio.Semaphore] = {}
         # -u credentials belong to the origin of the first URL; later lines and
         # the links a recursion finds get their own netrc entry or nothing.
         bound: list[Origin] = []
 
-        async def run_one(text: URL | str, results: trio.MemorySendChannel[Outcome]) -> None:
+        async def run_one(text: URL | str, results: MemoryObjectSendStream[Outcome]) -> None:
             _bulk_run.set(True)
             if bound:
                 _bulk_user_origin.set(bound[0])
@@ -109,7 +111,7 @@ class FetchAll:
                 try:
                     url = parse_url(text) if isinstance(text, str) else text
                     key = (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
-                    limit = host_limits.setdefault(key, trio.Semaphore(self._per_host))
+                    limit = host_limits.setdefault(key, anyio.Semaphore(self._per_host))
                     async with limit:
                         outcome.result = await client._with_retries(
                             url, outcome, self._destination, self._resume, self._retries, self._on_chunk
@@ -121,7 +123,7 @@ class FetchAll:
                 outcome.seconds = time.monotonic() - started
                 await results.send(outcome)
 
-        async def feed(nursery: trio.Nursery) -> None:
+        async def feed(nursery: anyio.abc.TaskGroup) -> None:
             async with send:
                 async for text in _as_async(self._urls):
                     if not bound:
@@ -139,7 +141,7 @@ class FetchAll:
         # fails on a send nobody will receive.
         ended: BaseException | None = None
         with receive:
-            async with trio.open_nursery() as nursery:
+            async with anyio.create_task_group() as nursery:
                 nursery.start_soon(feed, nursery)
                 try:
                     yield Outcomes(receive)

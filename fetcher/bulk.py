@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import trio
+import anyio
 
 from . import guard
 from .client import Client, Fetched, Outcome
@@ -199,7 +199,7 @@ class BulkRun:
         self.follow_schemes = (
             {s.strip().lower() for s in args.follow_schemes.split(",")} if args.follow_schemes else set()
         )
-        self.queue_send, self.queue_receive = trio.open_memory_channel[URL](math.inf)
+        self.queue_send, self.queue_receive = anyio.create_memory_object_stream[URL](math.inf)
         self.pending = 0
         self.start_hosts: set[str] = set()
         #: Who runs the URLs: this process, or a cluster executor of the same shape (fetcher/cluster.py).
@@ -256,7 +256,7 @@ class BulkRun:
         while True:
             try:
                 self.queue_receive.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 break
 
     def enqueue(self, job: Job) -> None:
@@ -585,11 +585,11 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
 
                 run.fetch_all = executor(args.cluster, args.directory, client.settings)
             with progress:
-                async with trio.open_nursery() as nursery:
+                async with anyio.create_task_group() as nursery:
 
                     async def watch_interrupt() -> None:
                         nonlocal interrupted
-                        with trio.open_signal_receiver(signal.SIGINT) as signals:
+                        with anyio.open_signal_receiver(signal.SIGINT) as signals:
                             async for _ in signals:
                                 interrupted = True
                                 nursery.cancel_scope.cancel()

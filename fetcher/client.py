@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import trio
+import anyio
 
 from . import guard, tap
 from .batch import FetchAll
@@ -126,7 +126,7 @@ class Session:
         asker = self.settings.prompt
         if asker is None:
             return None
-        return await trio.to_thread.run_sync(asker, prompt, secret)
+        return await anyio.to_thread.run_sync(asker, prompt, secret)
 
     async def follow(
         self, target: URL | str, *, reason: str = "redirect", schemes: frozenset[str] = frozenset()
@@ -211,7 +211,7 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
-        with trio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
             await self.pool.aclose()
 
     # -- shared resources -------------------------------------------------
@@ -297,7 +297,7 @@ class Client:
         try:
             # The scope is the backstop for waits outside `Connection` reads
             # (name lookup, UDP exchanges); those raise the same Timeout themselves.
-            with trio.move_on_at(budget.deadline) as scope:
+            with anyio.CancelScope(deadline=budget.deadline) as scope:
                 resource = await self._open(url, offset=offset)
             if scope.cancelled_caught:
                 raise budget.expired()
@@ -455,7 +455,7 @@ class Client:
                 if time.monotonic() + delay > deadline:
                     raise
                 log.info("retrying %s in %.2f s after: %s", url, delay, error)
-                await trio.sleep(delay)
+                await anyio.sleep(delay)
 
 
 async def fetch(url: URL | str, **settings: Any) -> Fetched:

@@ -16,14 +16,45 @@ import ssl
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
-import trio
+import anyio
+import anyio.abc
+from anyio.streams.tls import TLSAttribute, TLSStream
 
 from .errors import ConnectError, LimitExceeded, ProtocolError, Timeout, UnsafeURL
 from .guard import DEFAULT_POLICY, Policy, check_port
 from .text import escape
 
 trace = logging.getLogger("fetcher.trace")
+
+
+class TooSlow(Exception):
+    """A deadline set by `fail_at` / `fail_after` passed (trio's TooSlowError, on any backend).
+
+    Its own class, not the built-in TimeoutError that anyio.fail_after raises:
+    TimeoutError is an OSError, which the handlers below also catch for a
+    broken socket, and the two must stay apart.
+    """
+
+
+@contextmanager
+def fail_at(deadline: float) -> Iterator[anyio.CancelScope]:
+    """Cancel the block at `deadline` (anyio.current_time clock) and raise TooSlow."""
+    with anyio.CancelScope(deadline=deadline) as scope:
+        yield scope
+    if scope.cancelled_caught:
+        raise TooSlow
+
+
+def fail_after(seconds: float) -> Any:
+    """`fail_at` counted from now."""
+    return fail_at(anyio.current_time() + seconds)
+
+
+def move_on_at(deadline: float) -> anyio.CancelScope:
+    """A cancel scope that ends the block silently at `deadline`."""
+    return anyio.CancelScope(deadline=deadline)
 
 
 class _Redact(logging.Filter):
@@ -59,8 +90,8 @@ class Budget:
     def __init__(self, url: str, *, max_time: float | None, speed_limit: int, speed_time: float) -> None:
         self.url = url
         self.max_time = max_time
-        #: trio time at which the whole URL must be done (inf: no bound).
-        self.deadline = trio.current_time() + max_time if max_time else math.inf
+        #: anyio.current_time() at which the whole URL must be done (inf: no bound).
+        self.deadline = anyio.current_time() + max_time if max_time else math.inf
         self.speed_limit = speed_limit
         self.speed_time = speed_time
         self._waited = 0.0
@@ -129,11 +160,11 @@ async def open_connection(
     """Connect to host:port after the guard allowed it; optionally start TLS."""
     check_port(scheme, port, policy, default_port=default_port, what=what)
     budget = current_budget.get()
-    until = trio.current_time() + connect_timeout
+    until = anyio.current_time() + connect_timeout
     try:
-        with trio.fail_at(min(until, budget.deadline) if budget is not None else until):
-            stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
-    except trio.TooSlowError:
+        with fail_at(min(until, budget.deadline) if budget is not None else until):
+            stream: anyio.abc.ByteStream = await anyio.connect_tcp(host, port)
+    except TooSlow:
         if budget is not None and budget.deadline < until:
             raise budget.expired() from None
         raise Timeout(
@@ -147,7 +178,7 @@ async def open_connection(
             hint="check the host name and port, and that the server is running",
         ) from None
     connection = Connection(stream, host, port, timeout=timeout)
-    sock = getattr(stream, "socket", None)
+    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
     if sock is not None:
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 1024 * 1024)
@@ -162,7 +193,7 @@ async def open_connection(
 class Connection:
     """A byte stream with a read buffer, per-operation timeouts and a trace."""
 
-    def __init__(self, stream: trio.abc.Stream, host: str, port: int, *, timeout: float = 30.0) -> None:
+    def __init__(self, stream: anyio.abc.ByteStream, host: str, port: int, *, timeout: float = 30.0) -> None:
         self.stream = stream
         self.host = host
         self.port = port
@@ -182,7 +213,21 @@ class Connection:
 
     @property
     def is_tls(self) -> bool:
-        return isinstance(self.stream, trio.SSLStream)
+        return isinstance(self.stream, TLSStream)
+
+    @property
+    def tls_session(self) -> ssl.SSLSession | None:
+        """The TLS session of this connection (to resume on another), or None."""
+        ssl_object = self.stream.extra(TLSAttribute.ssl_object, None)
+        return ssl_object.session if ssl_object is not None else None
+
+    def peer_address(self) -> str | None:
+        """The IP address this connection really reached (under TLS too), or None."""
+        try:
+            address = self.stream.extra(anyio.abc.SocketAttribute.remote_address, None)
+        except OSError:
+            return None
+        return str(address[0]) if isinstance(address, tuple) else None
 
     def _timed_out(self, doing: str) -> Timeout:
         return Timeout(
@@ -194,14 +239,23 @@ class Connection:
         """Wrap the stream in TLS (implicit TLS, or after AUTH TLS / STARTTLS)."""
         if self._buffer:
             raise ProtocolError("the server sent data before the TLS handshake")
-        tls_stream = trio.SSLStream(self.stream, context, server_hostname=server_hostname, https_compatible=True)
+        # standard_compatible=False is trio's https_compatible=True: a server
+        # closing without close_notify ends the stream instead of breaking it
+        # (HTTP/1.0 bodies delimited by the close do that).
         try:
-            with trio.fail_after(self.timeout):
-                await tls_stream.do_handshake()
-        except trio.TooSlowError:
+            with fail_after(self.timeout):
+                tls_stream = await TLSStream.wrap(
+                    self.stream, hostname=server_hostname, ssl_context=context, standard_compatible=False
+                )
+        except TooSlow:
             raise self._timed_out("starting TLS") from None
-        except (trio.BrokenResourceError, ssl.SSLError) as error:
-            cause = error.__cause__ if isinstance(error, trio.BrokenResourceError) else error
+        except anyio.EndOfStream:
+            raise TLSError(
+                f"TLS with {self.host}:{self.port} failed: the server closed the connection during the handshake",
+                hint="check that the port speaks TLS",
+            ) from None
+        except (anyio.BrokenResourceError, ssl.SSLError) as error:
+            cause = error.__cause__ if isinstance(error, anyio.BrokenResourceError) else error
             raise TLSError(
                 f"TLS with {self.host}:{self.port} failed: {cause}",
                 hint="check the certificate; --cacert FILE trusts a private CA, --insecure skips checks",
@@ -214,7 +268,7 @@ class Connection:
         not each read (a server dripping a byte now and then cannot hold it open).
         Nested blocks keep the outer (earlier) deadline."""
         span = self.timeout if seconds is None else seconds
-        end = trio.current_time() + span
+        end = anyio.current_time() + span
         saved = self._deadline, self._deadline_mark, self._deadline_what
         if self._deadline is None or end < self._deadline:
             self._deadline, self._deadline_what = end, f"{what} within {span:g} s"
@@ -232,7 +286,7 @@ class Connection:
         low-speed rule would fail.
         """
         budget = current_budget.get()
-        started = trio.current_time()
+        started = anyio.current_time()
         until, why = started + self.timeout, "silent"
         if self._deadline is not None and self._deadline < until:
             until, why = self._deadline, "deadline"
@@ -243,9 +297,11 @@ class Connection:
             if speed < until:
                 until, why = speed, "speed"
         try:
-            with trio.fail_at(until):
-                data = bytes(await self.stream.receive_some(max_bytes))
-        except trio.TooSlowError:
+            with fail_at(until):
+                data = bytes(await self.stream.receive(max_bytes))
+        except anyio.EndOfStream:
+            data = b""
+        except TooSlow:
             if budget is not None and why == "max_time":
                 raise budget.expired() from None
             if budget is not None and why == "speed":
@@ -256,14 +312,14 @@ class Connection:
                     hint="the server sends too slowly; raise --timeout if it is just slow",
                 ) from None
             raise self._timed_out(doing) from None
-        except (trio.BrokenResourceError, OSError) as error:
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
             raise ProtocolError(
                 f"connection to {self.host}:{self.port} broke: {error.__cause__ or error}",
                 hint="the server reset the connection; try again",
             ) from None
         self._received += len(data)
         if budget is not None:
-            budget.account(len(data), trio.current_time() - started)
+            budget.account(len(data), anyio.current_time() - started)
         if not data:
             self._eof = True
         return data
@@ -335,15 +391,15 @@ class Connection:
 
     async def send_all(self, data: bytes) -> None:
         budget = current_budget.get()
-        until = trio.current_time() + self.timeout
+        until = anyio.current_time() + self.timeout
         try:
-            with trio.fail_at(min(until, budget.deadline) if budget is not None else until):
-                await self.stream.send_all(data)
-        except trio.TooSlowError:
+            with fail_at(min(until, budget.deadline) if budget is not None else until):
+                await self.stream.send(data)
+        except TooSlow:
             if budget is not None and budget.deadline < until:
                 raise budget.expired() from None
             raise self._timed_out("sending") from None
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
             raise ProtocolError(f"connection to {self.host}:{self.port} broke while sending: {error}") from None
 
     async def send_line(self, line: str | bytes, *, shown: str | None = None) -> None:
@@ -373,17 +429,17 @@ class Connection:
         if self.closed:
             return
         self.closed = True
-        with trio.CancelScope(shield=True):
-            with trio.move_on_after(1):
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(1):
                 try:
                     await self.stream.aclose()
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                     pass
 
     async def send_eof(self) -> None:
-        send_eof = getattr(self.stream, "send_eof", None)
-        if send_eof is not None:
-            try:
-                await send_eof()
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                pass
+        if isinstance(self.stream, TLSStream):
+            return  # TLS has no half-close
+        try:
+            await self.stream.send_eof()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, NotImplementedError, OSError):
+            pass

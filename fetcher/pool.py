@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Protocol
 
-import trio
+import anyio
 
 
 class Poolable(Protocol):
@@ -24,7 +24,7 @@ class Pool:
 
     async def take(self, key: Hashable) -> Poolable | None:
         stack = self._idle.get(key)
-        now = trio.current_time()
+        now = anyio.current_time()
         while stack:
             expires, connection = stack.pop()
             if expires > now:
@@ -37,7 +37,7 @@ class Pool:
         if self.closed or len(stack) >= self.max_idle_per_key:
             await connection.aclose()
             return
-        stack.append((trio.current_time() + self.idle_timeout, connection))
+        stack.append((anyio.current_time() + self.idle_timeout, connection))
 
     def idle_count(self, key: Hashable | None = None) -> int:
         if key is not None:

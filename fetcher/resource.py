@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-import trio
+import anyio
 
 from .errors import TooLarge
 from .net import Budget, current_budget
@@ -145,7 +145,7 @@ class Resource:
             # backstop for bodies that do not come through a `Connection`.
             token = current_budget.set(budget) if budget is not None else None
             try:
-                with trio.move_on_at(budget.deadline if budget is not None else math.inf) as scope:
+                with anyio.CancelScope(deadline=budget.deadline if budget is not None else math.inf) as scope:
                     chunk = await body.__anext__()
             except StopAsyncIteration:
                 if tap is not None:
@@ -198,7 +198,7 @@ class Resource:
 async def _settle_tap(tap: Tap, resource: Resource) -> None:
     """Archive a retrieval that completed (a document read to its end); forget one that did not."""
     if resource.kind != "document" or tap.complete:
-        with trio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
             await tap.commit(resource)
     else:
         tap.discard()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import trio
+import anyio
 
 from .errors import OutputError, ProtocolError
 from .resource import Resource
@@ -282,31 +282,31 @@ async def save(
                 # A thread hop costs more than writing a few KiB (measured:
                 # 2000 x 4 KiB bulk, 1.4 s with a hop per file).
                 part.write_all(buffered, target, modified, True)
-                await trio.lowlevel.checkpoint()
+                await anyio.lowlevel.checkpoint()
             else:
-                await trio.to_thread.run_sync(part.write_all, buffered, target, modified, True)
+                await anyio.to_thread.run_sync(part.write_all, buffered, target, modified, True)
             return _download(resource, target, written, part, start)
         # Large bodies: a writer task drains batches while the loop receives.
-        await trio.to_thread.run_sync(part.open)
+        await anyio.to_thread.run_sync(part.open)
         opened = True
         written += await _stream(body, part, buffered, on_chunk)
         _check_length(resource, written)
-        await trio.to_thread.run_sync(part.finish, target, modified)
+        await anyio.to_thread.run_sync(part.finish, target, modified)
         opened = False
         return _download(resource, target, written, part, start)
     except BaseException as error:
         if buffered and not opened and not isinstance(error, OutputError) and in_place is None:
             # Keep what arrived, for -C/--continue (unless the disk is what failed).
-            with trio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True):
                 try:
-                    await trio.to_thread.run_sync(part.write_all, buffered, target, modified, False)
+                    await anyio.to_thread.run_sync(part.write_all, buffered, target, modified, False)
                 except OutputError:
                     pass
         raise
     finally:
         if opened:
-            with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(part._quiet_close)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(part._quiet_close)
 
 
 async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Callable[[int], None] | None) -> int:
@@ -316,23 +316,23 @@ async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Call
     written to the `.part` file before the failure propagates, so -C resumes
     from the last byte received.
     """
-    send, receive = trio.open_memory_channel[list[bytes]](2)
+    send, receive = anyio.create_memory_object_stream[list[bytes]](2)
     total = sum(len(chunk) for chunk in first)
     failure: BaseException | None = None
     broken: list[OutputError] = []
 
     async def writer() -> None:
-        with trio.CancelScope(shield=True):  # the disk always gets what arrived
+        with anyio.CancelScope(shield=True):  # the disk always gets what arrived
             async with receive:
                 async for batch in receive:
                     if broken:
                         continue  # drain, so the receiving side never blocks
                     try:
-                        await trio.to_thread.run_sync(part.write, batch)
+                        await anyio.to_thread.run_sync(part.write, batch)
                     except OutputError as error:  # disk full: stop receiving, report it
                         broken.append(error)
 
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as nursery:
         nursery.start_soon(writer)
         async with send:
             batch: list[bytes] = first
@@ -351,7 +351,7 @@ async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Call
                             break
             except BaseException as error:
                 failure = error
-            with trio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True):
                 if batch and not broken:
                     await send.send(batch)
     if broken:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-import trio
+import anyio
 from warcio.recordbuilder import RecordBuilder
 from warcio.warcwriter import WARCWriter
 
@@ -205,7 +205,7 @@ class WarcRecorder:
         self.dedup = dedup
         self.command_line = safe_command_line(command_line)
         self.gzip_level = gzip_level
-        self._lock = trio.Lock()
+        self._lock = anyio.Lock()
         self._sink = _Redirected()
         self._writer = _Writer(self._sink, gzip=False, warc_version="1.1")
         self._file: IO[bytes] | None = None
@@ -314,7 +314,7 @@ class WarcRecorder:
                 # A small capture costs less to write than a hand-off to a thread.
                 self._write_capture(capture)
             else:
-                await trio.to_thread.run_sync(self._write_capture, capture)
+                await anyio.to_thread.run_sync(self._write_capture, capture)
 
     def _write_capture(self, capture: Capture) -> None:
         if self._file is None:

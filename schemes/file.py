@@ -12,7 +12,7 @@ import stat
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-import trio
+import anyio
 
 from fetcher.client import Session
 from fetcher.errors import AuthError, NotFound, UsageError
@@ -102,6 +102,6 @@ async def _read(handle: object) -> AsyncIterator[bytes]:
             if not chunk:
                 return
             yield chunk
-            await trio.lowlevel.checkpoint()
+            await anyio.lowlevel.checkpoint()
     finally:
         file.close()  # type: ignore[attr-defined]

@@ -48,7 +48,7 @@ async def server(nursery: trio.Nursery) -> HTTPTestServer:
 
 
 def test_every_example_is_covered() -> None:
-    tested = {"bulk.py", "sync_script.py", "mirror.py", "tour.py"}
+    tested = {"bulk.py", "sync_script.py", "mirror.py", "tour.py", "asyncio_example.py"}
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested
 
 
@@ -115,6 +115,28 @@ async def test_sync_script(server: HTTPTestServer, tmp_path: Path) -> None:
     assert (tmp_path / "out" / "again.bin").read_bytes() == BIG
     assert server.requests[-1].target == "/pub/big.bin"
     assert server.requests[-1].header("range") == "bytes=10-"
+
+
+async def test_asyncio_example(server: HTTPTestServer, tmp_path: Path) -> None:
+    """The asyncio program fetches from the test server (which runs on the test's trio loop)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.txt").write_bytes(b"alpha\n")
+    big, hello, missing = server.url("/pub/big.bin"), server.url("/hello.txt"), server.url("/nothing")
+    listing = f"file://{tree}/"
+    result = await run_example(tmp_path, "asyncio_example.py", "out", big, listing, hello, missing)
+    out, err = result.stdout.decode().splitlines(), result.stderr.decode()
+    assert result.returncode == 1, err
+    assert out == [
+        f"{big}: {len(BIG)} bytes (application/octet-stream)",
+        f"{listing}: a listing of 1 entries",
+        f"{hello}: {len(HELLO)} bytes (text/plain)",
+        f"saved {big} as big.bin ({len(BIG)} bytes)",
+    ]
+    assert err.startswith(f"FAIL  {missing}: HTTP 404 Not Found") and err.count("\n") == 1
+    assert (tmp_path / "out" / "big.bin").read_bytes() == BIG
+    targets = sorted(request.target for request in server.requests)
+    assert targets == ["/hello.txt", "/nothing", "/pub/big.bin", "/pub/big.bin"]
 
 
 async def test_sync_script_shows_a_listing(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The FTP control connection on trio: greeting, login, commands, passive data ports.
+"""The FTP control connection (anyio, on trio or asyncio): greeting, login, commands, passive data ports.
 
 Only bytes move here; every reply is parsed by `replies`.  A `Control`
 remembers what later URLs of the same Client need to reuse it safely: the
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import cast
 
-import trio
+import anyio
 
 from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
 from fetcher.net import Connection, trace
@@ -253,16 +253,8 @@ class Control:
 
     def peer_host(self) -> str:
         """The address the control connection really reached (the data port is dialled there)."""
-        stream: Any = self.conn.stream
-        if isinstance(stream, trio.SSLStream):
-            stream = stream.transport_stream
-        sock = getattr(stream, "socket", None)
-        if sock is not None:
-            try:
-                return str(sock.getpeername()[0])
-            except OSError:
-                pass
-        return self.conn.host
+        address = self.conn.peer_address()
+        return address if address is not None else self.conn.host
 
     async def passive_port(self) -> int:
         """EPSV, or PASV when the server does not know EPSV; only the port is used."""
@@ -290,10 +282,10 @@ class Control:
         """TLS on a data connection, resuming the control connection's TLS session.
 
         Servers such as vsftpd insist on the resumption (proof that the data
-        connection belongs to the same client).  trio does not pass a session
-        to `wrap_bio`, so a small stand-in for the context adds it.
+        connection belongs to the same client).  anyio's TLSStream does not pass a
+        session to `wrap_bio`, so a small stand-in for the context adds it.
         """
-        session = getattr(self.conn.stream, "session", None)
+        session = self.conn.tls_session
         wrapper = _ResumingContext(context, session) if session is not None else context
         await data.start_tls(cast(ssl.SSLContext, wrapper), server_hostname)
 
@@ -302,7 +294,7 @@ class Control:
     async def aclose(self) -> None:
         """QUIT politely when the conversation is in a known state, then close."""
         if self.healthy and not self.conn.closed:
-            with trio.CancelScope(shield=True), trio.move_on_after(1):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1):
                 try:
                     await self.conn.send_line(b"QUIT")
                     line = await self.conn.read_line(limit=self.limits.line_bytes, limit_name="line_bytes")
@@ -315,7 +307,12 @@ class Control:
 
 
 class _ResumingContext:
-    """Quacks like the SSLContext for `trio.SSLStream`, adding the session to resume."""
+    """Quacks like the SSLContext for anyio's `TLSStream`, adding the session to resume.
+
+    TLSStream calls `wrap_bio` of a context that is not an `ssl.SSLContext` in
+    a worker thread, with positional arguments (session None); the stored
+    session wins.
+    """
 
     def __init__(self, context: ssl.SSLContext, session: ssl.SSLSession) -> None:
         self._context = context

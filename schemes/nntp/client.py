@@ -10,7 +10,7 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Container
 
-import trio
+import anyio
 
 from fetcher.errors import AuthError, ProtocolError, UsageError
 from fetcher.net import Connection, trace
@@ -279,7 +279,7 @@ class NntpSession:
         if self.connection.closed:
             return
         if self.healthy:
-            with trio.CancelScope(shield=True), trio.move_on_after(1):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1):
                 try:
                     await self.connection.send_line("QUIT")
                     line = await self.read_line()

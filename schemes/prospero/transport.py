@@ -1,4 +1,4 @@
-"""ARDP over a trio UDP socket: the part of Prospero that only moves bytes.
+"""ARDP over a UDP socket polled through anyio: the part of Prospero that only moves bytes.
 
 One transaction per socket (an ephemeral port), so stray replies to earlier
 requests never mix in.  A server bound to both Prospero ports may answer
@@ -10,6 +10,10 @@ report them.  Either way "port unreachable" is an answer: the request fails
 at once instead of retrying for a minute.  The reply is handed out as it
 becomes contiguous, and acks go out only as the caller pulls, which gives
 the server natural flow control.
+
+The socket is a plain non-blocking `socket.socket` waited on with
+`anyio.wait_readable` / `anyio.wait_writable`: anyio's UDP socket classes
+have no unconnected socket that also reads the IP_RECVERR error queue.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import trio
+import anyio
+import anyio.lowlevel
 
 from fetcher.errors import ConnectError
 from fetcher.guard import Policy, check_port
@@ -78,7 +83,7 @@ def new_cid() -> int:
 async def resolve(host: str, port: int) -> tuple[int, tuple[str, int] | tuple[str, int, int, int]]:
     """The address family and socket address to send to."""
     try:
-        infos = await trio.socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)
+        infos = list(await anyio.getaddrinfo(host, port, type=socket.SOCK_DGRAM))
     except OSError as error:
         raise ConnectError(
             f"cannot resolve {host}: {error.strerror or error}", hint="check the host name in the URL"
@@ -97,7 +102,6 @@ class Exchange:
 
     def __init__(
         self,
-        sock: trio.socket.SocketType,
         raw: socket.socket,
         address: tuple[str, int] | tuple[str, int, int, int],
         receiver: ardp.Receiver,
@@ -105,7 +109,6 @@ class Exchange:
         *,
         connected: bool = False,
     ) -> None:
-        self._sock = sock
         self._raw = raw
         self.address = address
         self.receiver = receiver
@@ -135,10 +138,16 @@ class Exchange:
     async def _send(self, datagrams: list[bytes]) -> None:
         for datagram in datagrams:
             try:
-                if self.connected:
-                    await self._sock.send(datagram)
-                else:
-                    await self._sock.sendto(datagram, self.address)
+                while True:
+                    try:
+                        if self.connected:
+                            self._raw.send(datagram)
+                        else:
+                            self._raw.sendto(datagram, self.address)
+                        break
+                    except (BlockingIOError, InterruptedError):
+                        await anyio.wait_writable(self._raw)
+                await anyio.lowlevel.checkpoint()
             except OSError as error:
                 self._answered(error)  # an earlier datagram's ICMP error surfaces here too
                 raise ConnectError(
@@ -147,7 +156,7 @@ class Exchange:
                 ) from None
 
     async def start(self) -> None:
-        packets = self.receiver.start(trio.current_time())
+        packets = self.receiver.start(anyio.current_time())
         trace.debug(
             "> ARDP cid %04x: %d request packet(s), %d octets", self.receiver.cid, len(packets),
             len(self.receiver.message),
@@ -172,10 +181,10 @@ class Exchange:
             self.address = target
             if self.connected:
                 self._raw.connect(target)
-            self._outbox += self.receiver.redirected(trio.current_time())
+            self._outbox += self.receiver.redirected(anyio.current_time())
         if packet.wait and packet.has_wait:
             trace.debug("< ARDP please wait %d s", packet.wait)
-        self.receiver.receive(packet, trio.current_time())
+        self.receiver.receive(packet, anyio.current_time())
 
     def _drain(self) -> None:
         while True:
@@ -191,9 +200,15 @@ class Exchange:
     async def _step(self) -> None:
         """Wait for one datagram (or the deadline) and process everything queued behind it."""
         receiver = self.receiver
-        with trio.move_on_at(receiver.deadline):
+        with anyio.CancelScope(deadline=receiver.deadline):
             try:
-                datagram, source = await self._sock.recvfrom(MAX_DATAGRAM)
+                while True:
+                    await anyio.wait_readable(self._raw)
+                    try:
+                        datagram, source = self._raw.recvfrom(MAX_DATAGRAM)
+                        break
+                    except (BlockingIOError, InterruptedError):
+                        continue
             except OSError as error:
                 self._answered(error)  # ICMP port unreachable: nobody listens, so fail now
                 return
@@ -202,7 +217,7 @@ class Exchange:
             outbox, self._outbox = self._outbox, []
             await self._send(outbox + receiver.acks())
             return
-        resend = receiver.expire(trio.current_time())
+        resend = receiver.expire(anyio.current_time())
         trace.debug("> ARDP cid %04x: no answer, retransmission %d", receiver.cid, receiver.retransmissions)
         await self._send(resend)
 
@@ -256,9 +271,8 @@ async def open_exchange(
     connected = connect or not _report_errors_unconnected(raw, family)
     if connected:
         raw.connect(address)
-    sock = trio.socket.from_stdlib_socket(raw)
     receiver = ardp.Receiver(new_cid(), message, timers, window, max_packets=max_packets)
-    exchange = Exchange(sock, raw, address, receiver, policy, connected=connected)
+    exchange = Exchange(raw, address, receiver, policy, connected=connected)
     try:
         await exchange.start()
         yield exchange
@@ -266,7 +280,7 @@ async def open_exchange(
         exchange.cancel()
         raise
     finally:
-        sock.close()
+        raw.close()
 
 
 async def request(

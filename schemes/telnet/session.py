@@ -32,10 +32,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+import anyio
 import trio
 
 from fetcher.client import Session
-from fetcher.errors import FetchError, Interrupted, ProtocolError, Timeout
+from fetcher.errors import FetchError, Interrupted, ProtocolError, Timeout, UsageError
 from fetcher.net import Connection
 from fetcher.text import escape
 from fetcher.url import TelnetURL
@@ -228,6 +229,7 @@ async def run_interactive(
     stderr: TextIO | None = None,
 ) -> SessionResult:
     """Connect (through the guard) and run the session on the given descriptors."""
+    require_trio()
     err = stderr if stderr is not None else sys.stderr
     on_terminal = os.isatty(stdin_fd)
     announce(url, err, on_terminal=on_terminal)
@@ -267,6 +269,19 @@ async def run_interactive(
     return result
 
 
+def require_trio() -> None:
+    """The interactive session (raw terminal, FdStream, SIGWINCH) runs on trio only.
+
+    It is a command-line feature (the CLI always runs on trio); a library
+    caller on asyncio gets a clear usage error instead of a crash.
+    """
+    if not trio.lowlevel.in_trio_run():
+        raise UsageError(
+            "an interactive telnet session needs trio (it was called under another event loop)",
+            hint="run it with the fetch command, or under trio.run(...)",
+        )
+
+
 async def relay(
     connection: Connection,
     protocol: TelnetProtocol,
@@ -279,6 +294,7 @@ async def relay(
     trace: Callable[..., object] | None = None,
 ) -> SessionResult:
     """Copy both ways until one side ends; see the module docstring for when."""
+    require_trio()
     log: Callable[..., object] = trace if trace is not None else (lambda *args: None)
     result = SessionResult(reason="closed by server")
     send_lock = trio.Lock()
@@ -292,13 +308,13 @@ async def relay(
         async with send_lock:
             try:
                 with trio.fail_after(send_timeout):
-                    await connection.stream.send_all(data)
+                    await connection.stream.send(data)
             except trio.TooSlowError:
                 raise Timeout(
                     f"{connection.host}:{connection.port} accepted nothing for {send_timeout:g} s",
                     hint="the server stopped reading; raise --timeout if it is slow",
                 ) from None
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
                 raise ProtocolError(
                     f"the telnet connection to {connection.host}:{connection.port} broke while sending: "
                     f"{error.__cause__ or error}"
@@ -315,8 +331,10 @@ async def relay(
         with reading:
             while True:
                 try:
-                    data = bytes(await connection.stream.receive_some(RECEIVE_SIZE))
-                except (trio.BrokenResourceError, OSError) as error:
+                    data = bytes(await connection.stream.receive(RECEIVE_SIZE))
+                except anyio.EndOfStream:
+                    data = b""
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
                     # A reset at the end of a session is how some servers hang up.
                     log("* connection ended: %s", error.__cause__ or error)
                     break
