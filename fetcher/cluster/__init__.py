@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import trio
 
 from ..batch import Outcomes, _as_async
@@ -229,7 +230,8 @@ async def _run(
     dask, close = await trio.to_thread.run_sync(connect, cluster)
     run_id = uuid.uuid4().hex[:12]
     journal_root: Path | None = None
-    send, receive = trio.open_memory_channel[Outcome](math.inf)
+    # anyio's stream, as batch.Outcomes reads it (EndOfStream ends the loop).
+    send, receive = anyio.create_memory_object_stream[Outcome](math.inf)
     done_send, done_receive = trio.open_memory_channel[tuple[list[_Item], Any]](math.inf)
     token = trio.lowlevel.current_trio_token()
     shards = _Shards(host_chunk)
