@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 from urllib.parse import quote
 
+import anyio
 import pytest
 import trio
 
@@ -358,6 +359,8 @@ def no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
     async def refuse_async(*args: object, **kwargs: object) -> None:
         raise AssertionError(f"a connection was attempted: {args!r}")
 
+    monkeypatch.setattr(anyio, "connect_tcp", refuse_async)  # what fetcher.net dials with
+    monkeypatch.setattr(anyio, "getaddrinfo", refuse_async)
     monkeypatch.setattr(trio, "open_tcp_stream", refuse_async)
     monkeypatch.setattr(trio.socket, "getaddrinfo", refuse_async)
     monkeypatch.setattr(socket.socket, "connect", refuse)

@@ -8,6 +8,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
+import anyio.abc
 import pytest
 import trio
 
@@ -363,13 +365,13 @@ async def test_dangerous_redirects_are_refused_without_connecting(
 ) -> None:
     server.routes["/evil"] = redirect(location)
     attempts: list[tuple[str, int]] = []
-    real = trio.open_tcp_stream
+    real = anyio.connect_tcp
 
-    async def recording(host: str, port: int, **kwargs: object) -> trio.SocketStream:
+    async def recording(host: str, port: int, **kwargs: object) -> anyio.abc.SocketStream:
         attempts.append((host, port))
         return await real(host, port, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(trio, "open_tcp_stream", recording)
+    monkeypatch.setattr(anyio, "connect_tcp", recording)  # what fetcher.net dials with
     async with Client() as client:
         with pytest.raises(UnsafeURL):
             await client.fetch(server.url("/evil"))

@@ -7,6 +7,8 @@ import itertools
 import zlib
 from datetime import UTC, datetime
 
+import anyio
+import anyio.abc
 import h11
 import pytest
 import trio
@@ -235,9 +237,31 @@ def test_choose_proxy() -> None:
 # -- h11 over a Connection, fed arbitrary bytes --------------------------------------------------------------
 
 
+class _AnyioSide(anyio.abc.ByteStream):
+    """One end of trio's in-memory stream pair, as the anyio byte stream a Connection reads."""
+
+    def __init__(self, stream: trio.abc.HalfCloseableStream) -> None:
+        self._stream = stream
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await self._stream.receive_some(max_bytes)
+        if not data:
+            raise anyio.EndOfStream
+        return bytes(data)
+
+    async def send(self, item: bytes) -> None:
+        await self._stream.send_all(item)
+
+    async def send_eof(self) -> None:
+        await self._stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
 async def _exchange(reply: bytes) -> bytes:
     client_stream, server_stream = trio.testing.memory_stream_pair()
-    connection = HTTPConnection(Connection(client_stream, "h", 80, timeout=2))
+    connection = HTTPConnection(Connection(_AnyioSide(client_stream), "h", 80, timeout=2))
     await connection.send_request(build_request(http("http://h/x")))
     assert (await server_stream.receive_some()).startswith(b"GET /x HTTP/1.1\r\n")
     await server_stream.send_all(reply)
