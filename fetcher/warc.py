@@ -9,7 +9,7 @@ the form Heritrix and wpull use for FTP: "> " sent, "< " received, "* "
 notes), or a dialogue alone (a redirect or resolution hop: `metadata`).
 
 Records are written whole, one gzip member each, by one writer at a time
-(a trio lock; the compression runs in a worker thread so other transfers
+(an anyio lock; the compression runs in a worker thread so other transfers
 keep moving), and only for retrievals that completed: an interrupted run
 leaves a file of whole records.  `--warc-max-size` starts a new file
 (NAME-00000.warc.gz, NAME-00001.warc.gz, ...) once one passes the size;
