@@ -488,7 +488,7 @@ class BulkRun:
             self.mirror.started(job.url, listing=False)
         if job.depth >= self.args.depth or not is_html(content_type, path) or path is None:
             return
-        links, note = await trio.to_thread.run_sync(
+        links, note = await anyio.to_thread.run_sync(
             lambda: page_links(path, page_url, content_type, max_links=self.limits.frontier)
         )
         if note:
