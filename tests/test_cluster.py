@@ -286,6 +286,10 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None
         name = row["url"].rsplit("/", 1)[1]
         assert (tmp_path / "out" / row["path"]).read_bytes() == body(name)
     # Files the dead worker had completed were not fetched again: only the
-    # ones in flight when it died (--per-host 2) may have been asked for twice.
-    assert sum(count > 1 for count in served.values()) <= 3
-    assert sum(served.values()) <= len(urls) + 3
+    # ones in flight when it died (--per-host 2) may have been asked for twice,
+    # plus what the kill races: the request that triggers it is seen by the
+    # server thread while the worker goes on, and a file renamed just before
+    # its journal line was written.  An idle machine shows 2-3; a loaded one
+    # has shown 4; without the journal it is 7 or more.
+    assert sum(count > 1 for count in served.values()) <= 4
+    assert sum(served.values()) <= len(urls) + 4
