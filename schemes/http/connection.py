@@ -295,21 +295,8 @@ class HTTPConnection:
                 pass
             return
         self._bypassed = False
-        while remaining > 0:
-            data = await self.connection.receive_some(min(remaining, BODY_RECEIVE))
-            if not data:
-                raise ProtocolError(
-                    f"{self.connection.host}:{self.connection.port} closed the connection before the end of the body",
-                    hint="run again with -C/--continue to resume",
-                )
-            self.received += len(data)
-            remaining -= len(data)
-            if self._tap is not None:
-                self._tap.response(data)
+        async for data in self._rest_of_counted_body(remaining):
             yield data
-        if self._keep_alive:
-            self.reader.fresh()
-            self._bypassed = True
 
     async def _fast_counted_body(self, length: int) -> AsyncIterator[bytes]:
         """A Content-Length body after a lean-path head: what came with the head, then the socket."""
@@ -322,6 +309,11 @@ class HTTPConnection:
         remaining = length - len(first)
         if first:
             yield first
+        async for data in self._rest_of_counted_body(remaining):
+            yield data
+
+    async def _rest_of_counted_body(self, remaining: int) -> AsyncIterator[bytes]:
+        """The last `remaining` bytes of a Content-Length body, straight from the socket."""
         while remaining > 0:
             data = await self.connection.receive_some(min(remaining, BODY_RECEIVE))
             if not data:
