@@ -7,11 +7,12 @@ Decoded text is `str`; octets that are not UTF-8 survive as lone surrogates
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote as _quote
 from urllib.parse import unquote as _unquote
+
+from ..text import mask_secrets
 
 DEFAULT_PORTS: dict[str, int] = {
     "ftp": 21,
@@ -43,11 +44,7 @@ _SAFE_MAILTO = _UNRESERVED + "@"
 
 
 #: What stands for a password wherever a URL is shown (never sent).
-MASK = "***"  # the same mask as fetcher.text.mask_secrets
-
-# `scheme://user:password@` inside free text; the password is what `redact` masks.
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:)(?P<password>[^\s/?#@]*)(?=@)")
-
+MASK = "***"  # the mask fetcher.text.mask_secrets writes
 
 def redact(text: str) -> str:
     """`text` with the password of every `scheme://user:password@` in it masked.
@@ -55,9 +52,7 @@ def redact(text: str) -> str:
     For text that is not (or may not be) one parsed URL: input lines, messages,
     manifests, JSON, progress labels.  A parsed URL has `URL.redacted()`.
     """
-    if "@" not in text:
-        return text
-    return _USERINFO.sub(lambda match: match["head"] + MASK, text)
+    return mask_secrets(text)
 
 
 def to_bytes(component: str) -> bytes:
