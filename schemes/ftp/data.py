@@ -108,12 +108,7 @@ def listing_entries(url: FtpURL, directory: tuple[str, ...], names: list[str]) -
         if any(char in name for char in _UNSENDABLE):
             entries.append(Entry(name=name, url=None, type="unknown"))
             continue
-        target = FtpURL(
-            scheme=url.scheme,
-            user=url.user,
-            password=url.password,
-            host=url.host,
-            port=url.port,
+        target = url.replace(
             cwd=directory,
             name=name,
             typecode=None,

@@ -95,12 +95,7 @@ def fact_entries(url: FtpURL, directory: tuple[str, ...], listed: Iterable[Liste
     held = 0
     for item in listed:
         is_directory = item.type == "directory"
-        target = FtpURL(
-            scheme=url.scheme,
-            user=url.user,
-            password=url.password,
-            host=url.host,
-            port=url.port,
+        target = url.replace(
             cwd=(*directory, item.name) if is_directory else directory,
             name="" if is_directory else item.name,
             typecode=None,
