@@ -45,6 +45,21 @@ def require_program(program: str, package: str) -> str:
     return path
 
 
+def read_pty(leader: int) -> bytes:
+    """Everything a child wrote to the pty until it closed its side; closes `leader`."""
+    received = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        received += chunk
+    os.close(leader)
+    return received
+
+
 def run_fetch(*args: str, input: bytes | None = None, timeout: float = 60, env: dict[str, str] | None = None,
               cwd: str | Path | None = None) -> subprocess.CompletedProcess[bytes]:  # fmt: skip
     """Run the real `fetch` command (python -m fetcher) and capture what a user sees."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from tests.conftest import ROOT, run_fetch
+from tests.conftest import ROOT, read_pty, run_fetch
 from tests.servers.http_server import Exchange, HTTPTestServer, Received
 
 BIG = bytes(range(256)) * 1200  # 300 KiB with NUL bytes: binary
@@ -68,16 +68,7 @@ def _on_pty(args: tuple[str, ...], *, stdout_on_pty: bool, cwd: Path | None) -> 
         cwd=cwd,
     )
     os.close(slave)
-    seen = b""
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed its side
-            break
-        if not data:
-            break
-        seen += data
-    os.close(master)
+    seen = read_pty(master)
     piped = process.stdout.read() if process.stdout is not None else b""
     code = process.wait(timeout=30)
     return code, seen, piped

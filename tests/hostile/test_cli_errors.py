@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fetcher.cli import build_parser, main, settings_from_args
-from tests.conftest import ROOT, run_fetch
+from tests.conftest import ROOT, read_pty, run_fetch
 from tests.servers.common import serving
 from tests.servers.gopher import GopherServer
 
@@ -125,16 +125,7 @@ def test_fetch_piped_into_head_on_a_terminal_ends_quietly(tmp_path: Path) -> Non
     assert process.stdout is not None
     assert process.stdout.read(10) == b"x" * 10
     process.stdout.close()
-    seen = b""
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed its side
-            break
-        if not data:
-            break
-        seen += data
-    os.close(master)
+    seen = read_pty(master)
     assert process.wait(timeout=30) == 141
     assert b"Traceback" not in seen and b"fetch:" not in seen and b"Error" not in seen, seen[-500:]
     if b"\x1b[?25l" in seen:

@@ -26,7 +26,7 @@ from fetcher.cli import main
 from fetcher.render import listing_json, listing_table
 from fetcher.resource import Entry
 from fetcher.text import TerminalText, escape, escape_bytes, mask_secrets, safe_text
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_pty
 from tests.plugin_scheme import LineServer
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -162,16 +162,7 @@ def _run_on_pty(args: list[str]) -> tuple[int, bytes]:
     process = subprocess.Popen([sys.executable, "-m", "fetcher", *args], stdout=follower, stderr=subprocess.DEVNULL,
                                stdin=subprocess.DEVNULL, env=env)  # fmt: skip
     os.close(follower)
-    received = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        received += chunk
-    os.close(leader)
+    received = read_pty(leader)
     return process.wait(timeout=30), received
 
 
