@@ -110,8 +110,7 @@ class FetchAll:
                 outcome = Outcome(url=str(text))
                 try:
                     url = parse_url(text) if isinstance(text, str) else text
-                    key = (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
-                    limit = host_limits.setdefault(key, anyio.Semaphore(self._per_host))
+                    limit = host_limits.setdefault(host_key(url), anyio.Semaphore(self._per_host))
                     async with limit:
                         outcome.result = await client._with_retries(
                             url, outcome, self._destination, self._resume, self._retries, self._on_chunk
@@ -134,26 +133,42 @@ class FetchAll:
                     await job_limit.acquire()
                     nursery.start_soon(run_one, text, send.clone())
 
-        # What ended the block (an exception in the caller's loop body, or a
-        # cancellation from outside) is re-raised as itself once the nursery
-        # has finished, rather than wrapped in an ExceptionGroup by it.
-        # The workers are cancelled before the channel closes, so none of them
-        # fails on a send nobody will receive.
-        ended: BaseException | None = None
-        with receive:
-            async with anyio.create_task_group() as nursery:
-                nursery.start_soon(feed, nursery)
-                try:
-                    yield Outcomes(receive)
-                except BaseException as error:
-                    ended = error
-                finally:
-                    nursery.cancel_scope.cancel()
-        if ended is not None:
+        async with outcomes_while(receive, lambda nursery: nursery.start_soon(feed, nursery)) as outcomes:
+            yield outcomes
+
+
+def host_key(url: URL) -> tuple[str, object]:
+    """What `--per-host` counts by, and what the cluster shards by: host and port."""
+    return (str(getattr(url, "host", "") or ""), getattr(url, "port", None))
+
+
+@asynccontextmanager
+async def outcomes_while(
+    receive: MemoryObjectReceiveStream[Outcome], start: Callable[[anyio.abc.TaskGroup], object]
+) -> AsyncIterator[Outcomes]:
+    """The outcomes arriving on `receive` while the tasks `start` spawns run.
+
+    The tasks live exactly as long as the `async with` block: leaving it by
+    any route cancels them before the channel closes, so none fails on a send
+    nobody will receive.  What ended the block (an exception in the caller's
+    loop body, or a cancellation from outside) is re-raised as itself once
+    the nursery has finished, rather than wrapped in an ExceptionGroup by it.
+    """
+    ended: BaseException | None = None
+    with receive:
+        async with anyio.create_task_group() as nursery:
+            start(nursery)
             try:
-                raise ended
+                yield Outcomes(receive)
+            except BaseException as error:
+                ended = error
             finally:
-                ended = None
+                nursery.cancel_scope.cancel()
+    if ended is not None:
+        try:
+            raise ended
+        finally:
+            ended = None
 
 
 async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:

@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import trio
 
-from ..batch import Outcomes, _as_async
+from ..batch import Outcomes, _as_async, host_key, outcomes_while
 from ..client import Outcome
 from ..errors import FetchError, UsageError
 from ..settings import Settings
@@ -159,7 +160,7 @@ class _Shards:
         self.leased: set[tuple[str, object]] = set()
 
     def add(self, item: _Item) -> None:
-        key = (str(getattr(item.url, "host", "") or ""), getattr(item.url, "port", None))
+        key = host_key(item.url)
         self.waiting.setdefault(key, deque()).append(item)
 
     def free_keys(self) -> list[tuple[str, object]]:
@@ -308,7 +309,7 @@ async def _run(
             wake.set()
 
         def deliver(items: list[_Item], value: Any) -> None:
-            keys = {(str(getattr(i.url, "host", "") or ""), getattr(i.url, "port", None)) for i in items}
+            keys = {host_key(i.url) for i in items}
             shards.leased -= keys
             by_text: dict[str, deque[_Item]] = {}
             for item in items:
@@ -352,22 +353,12 @@ async def _run(
                     deliver(items, value)
                     pump()
 
-        ended: BaseException | None = None
-        with receive:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(feed)
-                nursery.start_soon(collect)
-                try:
-                    yield Outcomes(receive)
-                except BaseException as error:
-                    ended = error
-                finally:
-                    nursery.cancel_scope.cancel()
-        if ended is not None:
-            try:
-                raise ended
-            finally:
-                ended = None
+        def start(nursery: anyio.abc.TaskGroup) -> None:
+            nursery.start_soon(feed)
+            nursery.start_soon(collect)
+
+        async with outcomes_while(receive, start) as outcomes:
+            yield outcomes
     finally:
         done_send.close()
         with trio.CancelScope(shield=True):
