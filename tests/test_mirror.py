@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-import trio
 
 from fetcher.bulk import run_bulk
 from fetcher.cli import build_parser, settings_from_args
@@ -49,19 +48,11 @@ class _LinkSession(ftp_fake._Session):
 
 
 class LinkingFtpServer(FakeFtpServer):
+    session_class = _LinkSession
+
     def __init__(self, files: dict[str, bytes], links: dict[str, str], **options: object) -> None:
         super().__init__(files, **options)  # type: ignore[arg-type]
         self.links = links
-
-    async def _session(self, stream: trio.abc.Stream) -> None:
-        session = _LinkSession(self, stream)
-        self.sessions.append(session.commands)
-        try:
-            await session.run()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        finally:
-            await session.close()
 
 
 def _touched(server: FakeFtpServer) -> list[str]:

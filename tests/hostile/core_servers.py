@@ -207,15 +207,6 @@ class DripFtpServer(FakeFtpServer):
         super().__init__(files)
         self.interval = interval
 
-    async def _session(self, stream: trio.abc.Stream) -> None:
-        session = _DripSession(self, stream)
-        self.sessions.append(session.commands)
-        try:
-            await session.run()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        finally:
-            await session.close()
 
 
 class _DripSession(_Session):
@@ -234,3 +225,6 @@ class _DripSession(_Session):
         finally:
             await _close(stream)
         await self.send(b"226 Transfer complete.")
+
+
+DripFtpServer.session_class = _DripSession

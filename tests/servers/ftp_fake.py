@@ -50,6 +50,9 @@ class Faults:
 
 
 class FakeFtpServer:
+    #: What serves one control connection; a variant server overrides its session.
+    session_class: type[_Session]
+
     def __init__(
         self,
         files: dict[str, bytes],
@@ -98,7 +101,7 @@ class FakeFtpServer:
         if self.implicit_tls:
             assert self.tls is not None
             stream = trio.SSLStream(stream, self.tls, server_side=True)
-        session = _Session(self, stream)
+        session = self.session_class(self, stream)
         self.sessions.append(session.commands)
         try:
             await session.run()
@@ -434,3 +437,6 @@ async def serving(server: FakeFtpServer) -> AsyncIterator[FakeFtpServer]:
         await nursery.start(server.serve)
         yield server
         nursery.cancel_scope.cancel()
+
+
+FakeFtpServer.session_class = _Session
