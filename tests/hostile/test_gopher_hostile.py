@@ -7,35 +7,20 @@ escapes in menus, attributes and error items never reach stdout or stderr raw.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-import trio
 
-from tests.conftest import run_fetch
 from tests.hostile.gopher_hostile import HostileGopher
 from tests.servers.common import serving
+
+from .checks import assert_limit_error, cli
 
 pytestmark = pytest.mark.usefixtures("no_netrc")
 
 
-async def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return await trio.to_thread.run_sync(lambda: run_fetch(*args, timeout=60))
-
-
 def base(server: HostileGopher) -> str:
     return f"gopher://127.0.0.1:{server.port}"
-
-
-def assert_limit_error(result: subprocess.CompletedProcess[bytes], message: str, limit: str) -> None:
-    """Exit 7, exactly `fetch: <message> (url)` and a hint line naming --limit LIMIT=N; nothing on stdout."""
-    lines = result.stderr.decode().splitlines()
-    assert result.returncode == 7, result.stderr
-    assert len(lines) == 2, lines
-    assert lines[0].startswith(f"fetch: {message}")
-    assert lines[1].startswith(f"  hint: raise the cap with --limit {limit}=N")
-    assert result.stdout == b""
 
 
 def assert_no_raw_controls(*outputs: bytes) -> None:

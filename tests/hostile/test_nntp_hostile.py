@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
-import trio
 
-from tests.conftest import run_fetch
 from tests.hostile.nntp_hostile import HostileNntp
 from tests.servers.common import serving
 
+from .checks import assert_limit_error, cli
+
 pytestmark = pytest.mark.usefixtures("no_netrc")
-
-
-async def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return await trio.to_thread.run_sync(lambda: run_fetch(*args, timeout=60))
-
-
-def assert_limit_error(result: subprocess.CompletedProcess[bytes], message: str, limit: str) -> None:
-    lines = result.stderr.decode().splitlines()
-    assert result.returncode == 7, result.stderr
-    assert len(lines) == 2, lines
-    assert lines[0].startswith(f"fetch: {message}")
-    assert lines[1].startswith(f"  hint: raise the cap with --limit {limit}=N")
-    assert result.stdout == b""
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,7 @@ enough never to flake (they separate "seconds" from "a minute of retries").
 
 from __future__ import annotations
 
-import functools
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,27 +19,15 @@ from fetcher.client import Client
 from fetcher.errors import ConnectError, UnsafeURL
 from fetcher.guard import DEFAULT_POLICY
 from schemes.prospero import ardp, protocol, transport
-from tests.conftest import ROOT, run_fetch
+from tests.conftest import ROOT
 from tests.servers.prospero import Directory, Link, Node, serve_prospero
 
+from .checks import one_error_line
+from .checks import timed_fetch as fetch
 from .prospero_hostile import ESCAPES, HostileProspero, closed_udp_port, serving
 
 pytestmark = pytest.mark.usefixtures("no_netrc")
 RAW = (b"\x1b", b"\x07", b"\xc2\x9b")
-
-
-async def fetch(*args: str) -> tuple[subprocess.CompletedProcess[bytes], float]:
-    started = time.monotonic()
-    done = await trio.to_thread.run_sync(functools.partial(run_fetch, *args, timeout=60))
-    return done, time.monotonic() - started
-
-
-def one_error_line(stderr: bytes) -> str:
-    """The `fetch:` line; fails unless the error is that line and at most its hint."""
-    lines = stderr.decode("utf-8", "replace").splitlines()
-    assert lines and lines[0].startswith("fetch: "), stderr
-    assert len(lines) <= 2 and all(line.startswith("  hint: ") for line in lines[1:]), stderr
-    return lines[0]
 
 
 # -- every fetch ends ---------------------------------------------------------------------

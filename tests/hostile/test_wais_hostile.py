@@ -6,35 +6,18 @@ moment; bench/hostile_rss.py measures the same servers at the defaults.
 
 from __future__ import annotations
 
-import functools
-import subprocess
-import time
-
 import pytest
 import trio
 
 from fetcher.client import Client
 from fetcher.errors import LimitExceeded
 
+from .checks import one_error_line
+from .checks import timed_fetch as fetch
 from .wais_hostile import HostileWais, serving
 
 pytestmark = pytest.mark.usefixtures("no_netrc")
 RAW = (b"\x1b", b"\x07", b"\xc2\x9b")
-
-
-async def fetch(*args: str) -> tuple[subprocess.CompletedProcess[bytes], float]:
-    from tests.conftest import run_fetch
-
-    started = time.monotonic()
-    done = await trio.to_thread.run_sync(functools.partial(run_fetch, *args, timeout=60))
-    return done, time.monotonic() - started
-
-
-def one_error_line(stderr: bytes) -> str:
-    lines = stderr.decode("utf-8", "replace").splitlines()
-    assert lines and lines[0].startswith("fetch: "), stderr
-    assert len(lines) <= 2 and all(line.startswith("  hint: ") for line in lines[1:]), stderr
-    return lines[0]
 
 
 async def test_a_declared_length_of_2_gib_is_refused_before_reading_it() -> None:
