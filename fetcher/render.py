@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .resource import Advisory, Entry
@@ -23,12 +23,15 @@ def _size(size: int | None) -> str:
 
 def gopher_menu(entries: list[Entry]) -> str:
     """A Gopher client's menu view: a type tag, the display string, where foreign links lead."""
+    return "".join(_menu_lines(entries))
+
+
+def _menu_lines(entries: list[Entry]) -> Iterator[str]:
     tags = {"text": "TXT", "menu": "DIR", "search": "?", "html": "HTML", "telnet": "TEL", "tn3270": "TEL",
             "error": "ERR", "cso": "CSO", "gif": "IMG", "image": "IMG", "png": "IMG", "sound": "SND"}  # fmt: skip
-    lines = []
     for entry in entries:
         if entry.type == "info":
-            lines.append(" " * 8 + escape(entry.name))
+            yield " " * 8 + escape(entry.name) + "\n"
             continue
         tag = "(" + tags.get(entry.type, "BIN") + ")"
         line = f"{tag:<8}{escape(entry.name)}"
@@ -43,8 +46,7 @@ def gopher_menu(entries: list[Entry]) -> str:
             line += f"  ({escape(str(extra['problem']))})"
         if extra.get("refused"):
             line += f"  (refused: {escape(str(extra['refused']))})"
-        lines.append(line.rstrip())
-    return "\n".join(lines) + ("\n" if lines else "")
+        yield line.rstrip() + "\n"
 
 
 def _when(entry: Entry) -> str:
@@ -61,6 +63,10 @@ def _when(entry: Entry) -> str:
 
 def facts_table(entries: list[Entry]) -> str:
     """Like `ls -l`: permissions (or the type), size in bytes, UTC time, name (-> link target)."""
+    return "".join(_facts_lines(entries))
+
+
+def _facts_lines(entries: list[Entry]) -> Iterator[str]:
     rows = []
     for entry in entries:
         name = escape(entry.name)
@@ -69,18 +75,32 @@ def facts_table(entries: list[Entry]) -> str:
         size = "-" if entry.size is None else str(entry.size)
         rows.append((escape(entry.mode or entry.type), size, _when(entry), name))
     widths = [max((len(row[column]) for row in rows), default=0) for column in range(3)]
-    return "".join(
-        f"{mode:<{widths[0]}}  {size:>{widths[1]}}  {when:<{widths[2]}}  {name}\n" for mode, size, when, name in rows
-    )
+    for mode, size, when, name in rows:
+        yield f"{mode:<{widths[0]}}  {size:>{widths[1]}}  {when:<{widths[2]}}  {name}\n"
 
 
 def listing_table(entries: Iterable[Entry]) -> str:
     """An aligned table: type, size, name, description; info rows as plain text."""
+    return "".join(listing_lines(entries))
+
+
+def listing_lines(entries: Iterable[Entry], form: str = "table") -> Iterator[str]:
+    """A listing as text, line by line, so a printer never holds it whole: the
+    aligned table (a Gopher menu, `ls -l` facts or type/size/name), "json" lines
+    or "links"."""
+    if form == "json":
+        yield from (_json_row(entry) for entry in entries)
+        return
+    if form == "links":
+        yield from (escape(entry.url) + "\n" for entry in entries if entry.url)
+        return
     entries = list(entries)
     if entries and all("gopher_type" in entry.extra for entry in entries):
-        return gopher_menu(entries)
+        yield from _menu_lines(entries)
+        return
     if entries and any(entry.modified is not None or entry.mode is not None for entry in entries):
-        return facts_table(entries)
+        yield from _facts_lines(entries)
+        return
     rows: list[tuple[str, str, str, str] | str] = []
     for entry in entries:
         if entry.type == "info":
@@ -91,17 +111,15 @@ def listing_table(entries: Iterable[Entry]) -> str:
     type_width = max((len(row[0]) for row in table), default=0)
     size_width = max((len(row[1]) for row in table), default=0)
     name_width = max((len(row[2]) for row in table), default=0)
-    lines = []
     for row in rows:
         if isinstance(row, str):
-            lines.append(" " * (type_width + size_width + 4) + row if table else row)
+            yield (" " * (type_width + size_width + 4) + row if table else row) + "\n"
             continue
         kind, size, name, description = row
         line = f"{kind:<{type_width}}  {size:>{size_width}}  {name}"
         if description:
             line = f"{line:<{type_width + size_width + name_width + 4}}  {description}"
-        lines.append(line.rstrip())
-    return "\n".join(lines) + ("\n" if lines else "")
+        yield line.rstrip() + "\n"
 
 
 def _json_row(entry: Entry) -> str:
@@ -113,12 +131,12 @@ def _json_row(entry: Entry) -> str:
 
 def listing_json(entries: Iterable[Entry]) -> str:
     """JSON lines, one per entry: ASCII only (a terminal cannot be fooled), passwords in URLs masked."""
-    return "".join(_json_row(entry) for entry in entries)
+    return "".join(listing_lines(entries, "json"))
 
 
 def listing_links(entries: Iterable[Entry]) -> str:
     """Absolute URLs, one per line: the input format of `fetch -i -`."""
-    return "".join(escape(entry.url) + "\n" for entry in entries if entry.url)
+    return "".join(listing_lines(entries, "links"))
 
 
 def advisory_text(advisory: Advisory) -> str:

@@ -191,10 +191,11 @@ def print_resource_meta(resource: Resource, args: argparse.Namespace, target: An
     """A listing or advisory: to stdout as a table, --json or --links; to a file with -o/-O."""
     from . import render
 
-    if resource.kind == "listing" and args.json and target is None:
-        # Row by row: a listing at its entry cap never also exists as one JSON text (peak RSS, issue 14).
-        for entry in resource.entries:
-            sys.stdout.write(render.listing_json((entry,)))
+    if resource.kind == "listing" and target is None:
+        # Line by line: a listing at its entry cap never also exists as one text (peak RSS, issue 14).
+        form = "json" if args.json else "links" if args.links else "table"
+        for line in render.listing_lines(resource.entries, form):
+            sys.stdout.write(line)
         sys.stdout.flush()
         return
     if resource.kind == "listing":
