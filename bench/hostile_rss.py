@@ -222,8 +222,8 @@ CASES.update({
     "nntp_endless_head": Case(nntp("endless-head"), "NNTP HEAD (no OVER) that never ends"),
     "nntp_list_at_cap": Case(nntp("big-list", "*", 89_000), "NNTP LIST ACTIVE of 89 000 groups (just under the cap)"),
     "nntp_list_at_cap_json": Case(nntp("big-list", "*", 89_000), "the same, listed as --json", ("--json",)),
-    "nntp_over_at_cap": Case(nntp("big-over", count=77_000), "NNTP OVER of 77 000 articles (just under the cap)", _ALL),
-    "nntp_over_at_cap_json": Case(nntp("big-over", count=77_000), "the same, as --json", ("--json", *_ALL)),
+    "nntp_over_at_cap": Case(nntp("big-over", count=64_000), "NNTP OVER of 64 000 articles (just under the cap)", _ALL),
+    "nntp_over_at_cap_json": Case(nntp("big-over", count=64_000), "the same, as --json", ("--json", *_ALL)),
 })  # fmt: skip
 
 
