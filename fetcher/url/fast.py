@@ -22,8 +22,12 @@ _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 _U = r"A-Za-z0-9$\-_.+!*'(),~%"  # uchar, with "~" and "%" (escapes are checked apart)
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-# No label starts or ends with "-"; the top label starts with a letter.
-_F_HOSTNAME = r"(?!-)(?:[A-Za-z0-9\-]++(?<!-)\.(?!-))*+[A-Za-z][A-Za-z0-9\-]*+(?<!-)"
+# No label starts or ends with "-"; the top label starts with a letter.  The
+# run of labels before the top one is greedy rather than possessive: the
+# possessive form means the same, but Debian's CPython 3.11.2 matched
+# "a.1com" with it (a top label starting with a digit); giving back is cheap
+# here, as every label ends at a dot.
+_F_HOSTNAME = r"(?!-)(?:[A-Za-z0-9\-]++(?<!-)\.(?!-))*[A-Za-z][A-Za-z0-9\-]*+(?<!-)"
 _F_HOST = rf"({_F_HOSTNAME}|(?:{_OCTET}\.){{3}}{_OCTET})"
 _F_PORT = r"(?::([0-9]{1,5}))?"
 _F_FRAGMENT = rf"(?:#([{_U};/?:@&=]*+))?"
