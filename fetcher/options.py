@@ -1,0 +1,255 @@
+"""The `fetch` command's options: the argparse parser and its argument types.
+
+Kept apart from fetcher/cli.py (which runs a parsed command) so the help
+text, the man page and the completion scripts (fetcher/manpage.py,
+fetcher/completion.py) read one definition.  Imports stay light: nothing
+here loads trio or a protocol module.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import NoReturn
+
+from . import __version__
+
+
+def _port_list(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
+def _range(text: str) -> tuple[int, int]:
+    first, sep, last = text.partition("-")
+    if not sep or not first.isdigit() or not last.isdigit() or int(first) > int(last):
+        raise argparse.ArgumentTypeError(f"{text!r} is not FIRST-LAST (e.g. 100-200)")
+    return int(first), int(last)
+
+
+def _size(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    scale = units.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale != 1 else text
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 500K, 64M, 2G)")
+    return int(digits) * scale
+
+
+def _limit(text: str) -> tuple[str, int]:
+    from .settings import DEFAULT_LIMITS
+
+    name, sep, value = text.partition("=")
+    name = name.strip().replace("-", "_")
+    try:
+        DEFAULT_LIMITS.replace(**{name: _size(value.strip()) if sep else -1})
+    except (TypeError, ValueError, argparse.ArgumentTypeError) as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error} (form NAME=N, e.g. listing_entries=500000)") from None
+    return name, _size(value.strip())
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
+
+
+def _whole(minimum: int, what: str) -> Callable[[str], int]:
+    """An argparse type: a whole number >= `minimum` (0 or 1), refused with exit 2 otherwise."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} must be {'positive' if minimum else 'zero or more'}")
+        return value
+
+    return parse
+
+
+_count = _whole(1, "a count")
+_zero_or_more = _whole(0, "a count")
+
+
+def _positive_size(text: str) -> int:
+    value = _size(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive size")
+    return value
+
+
+def _header(text: str) -> tuple[str, str]:
+    """-H 'Name: value' (CR/LF/NUL are left to the guard, which refuses them with exit 3)."""
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not 'NAME: VALUE'")
+    return name.strip(), value.strip(" \t")
+
+
+def _write_out(text: str) -> str:
+    from .writeout import check
+
+    try:
+        return check(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _form_field(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    return name, value
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the project's error shape: `fetch: <message>` and a hint, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        from .text import escape
+
+        self.exit(2, f"fetch: {escape(message)}\n  hint: see fetch --help\n")
+
+
+_EXAMPLES = """examples:
+  fetch ftp://ftp.example.org/pub/README              print a file (a directory URL lists it)
+  fetch -O https://example.org/big.iso                save as big.iso, with a progress bar
+  fetch -C -O https://example.org/big.iso             resume big.iso.part (says so if complete)
+  fetch -H 'Accept: text/plain' -A probe/1 URL        send a header and a User-Agent
+  fetch -w '%{size} %{time_total}\\n' -o out URL       facts about each URL on stdout
+  fetch -i urls.txt -d out/ -j 16 --manifest m.jsonl  many URLs, 16 at once, one record each
+  fetch -r --depth 2 -d mirror/ ftp://host/pub/       mirror a tree
+  fetch --print-completion bash > /etc/bash_completion.d/fetch
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="fetch",
+        description="Retrieve RFC 1738 URLs: ftp, http(s), gopher(s), news, nntp(s), wais, prospero, file, "
+        "telnet and mailto.",
+        epilog=_EXAMPLES + "\nexit codes: 0 ok, 1 some bulk URLs failed, 2 usage or bad URL, 3 refused by the guard,\n"
+        "  4 cannot connect, 5 login refused, 6 not found, 7 protocol error, 8 timeout,\n"
+        "  9 cannot write the output, 130 interrupted, 141 stdout closed by its reader.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = parser.add_argument
+    add("urls", nargs="*", metavar="URL", help="URLs to retrieve")
+    add("--version", action="version", version=f"fetch (fetcher) {__version__}")
+    out = parser.add_argument_group("output")
+    out.add_argument("-o", "--output", metavar="FILE", help="write the document to FILE (via FILE.part)")
+    out.add_argument("-O", "--remote-name", action="store_true",
+                     help="save under a name from the URL (replaces an existing file; see --no-clobber)")  # fmt: skip
+    out.add_argument("--output-dir", metavar="DIR", help="directory for -O files")
+    out.add_argument("--json", action="store_true", help="listings and advisories as JSON lines")
+    out.add_argument("--links", action="store_true", help="listings as absolute URLs, one per line")
+    out.add_argument("-v", "--verbose", action="store_true", help="trace protocol lines on stderr")
+    out.add_argument("--raw", action="store_true", help="keep wire forms (no gzip decoding, no CRLF conversion)")
+    out.add_argument("--max-size", type=_positive_size, metavar="SIZE", help="stop with an error past SIZE bytes")
+    out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")
+    # Everyday options (issue 21): one block, the logic lives in fetcher/single.py and fetcher/writeout.py.
+    day = parser.add_argument_group("everyday options")
+    day.add_argument("-s", "--silent", action="store_true", help="no progress bar (errors are still reported)")
+    day.add_argument("--no-clobber", action="store_true",
+                     help="keep an existing output file: say so and exit 0 (default: replace it)")  # fmt: skip
+    day.add_argument("-w", "--write-out", type=_write_out, metavar="FORMAT",
+                     help="print FORMAT on stdout after each URL: %%{url} %%{size} %%{time_total} %%{exit_code}, "
+                     "\\n (default: nothing)")  # fmt: skip
+    day.add_argument("-H", "--header", type=_header, action="append", default=[], metavar="'NAME: VALUE'",
+                     help="add an HTTP(S) request header (repeatable; 'NAME:' removes a default one)")  # fmt: skip
+    day.add_argument("-A", "--user-agent", metavar="TEXT", help="HTTP(S) User-Agent (default fetcher/VERSION)")
+    day.add_argument("-e", "--referer", metavar="URL", help="HTTP(S) Referer header (default: none)")
+    day.add_argument("--print-completion", choices=("bash", "zsh", "fish"), metavar="SHELL",
+                     help="print a bash, zsh or fish completion script and exit (bash, zsh: needs shtab)")  # fmt: skip
+    net = parser.add_argument_group("network and safety")
+    net.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
+                     help="idle time limit (default 30)")  # fmt: skip
+    net.add_argument("--connect-timeout", type=_positive_float, default=15.0, metavar="SECONDS",
+                     help="time limit for each connection to open (default 15)")  # fmt: skip
+    net.add_argument("-m", "--max-time", type=_positive_float, metavar="SECONDS",
+                     help="bound the whole retrieval of one URL (default: no bound)")  # fmt: skip
+    net.add_argument("--speed-limit", type=_size, metavar="BYTES",
+                     help="fail a transfer below BYTES/s for --speed-time (default off; 100 in bulk)")  # fmt: skip
+    net.add_argument("--speed-time", type=_positive_float, default=30.0, metavar="SECONDS",
+                     help="window of the --speed-limit rule (default 30)")  # fmt: skip
+    net.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=N",
+                     help="raise or lower a cap on what a server can send, e.g. listing_entries=500000 "
+                     "(see README: Safety)")  # fmt: skip
+    net.add_argument("--allow-port", type=_port_list, action="append", default=[], metavar="PORT",
+                     help="allow a port the guard refuses (repeatable)")  # fmt: skip
+    net.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")
+    net.add_argument("-L", "--location", action="store_true", default=True, help="follow redirects (default)")
+    net.add_argument("--no-location", dest="location", action="store_false", help="do not follow redirects")
+    net.add_argument("--max-redirs", type=_zero_or_more, default=20, metavar="N",
+                     help="follow at most N redirects (default 20)")  # fmt: skip
+    net.add_argument(
+        "--redirect-schemes", metavar="LIST", help="schemes a redirect may lead to (default http,https,ftp)"
+    )
+    net.add_argument("--proxy", metavar="URL", help="HTTP proxy (default: $http_proxy / $https_proxy)")
+    net.add_argument("--cacert", metavar="FILE", help="trust the CA certificates in FILE")
+    net.add_argument("-k", "--insecure", action="store_true", help="do not verify TLS certificates (dangerous)")
+    auth = parser.add_argument_group("login")
+    auth.add_argument("-u", "--user", metavar="USER[:PASSWORD]", help="credentials (else ~/.netrc, else anonymous)")
+    auth.add_argument("--location-trusted", action="store_true",
+                      help="send -u credentials to hosts redirects lead to (default: URL's origin only)")  # fmt: skip
+    auth.add_argument("--netrc-file", metavar="FILE", help="credentials file (default $NETRC, else ~/.netrc)")
+    auth.add_argument("--no-netrc", action="store_true", help="do not read any netrc file")
+    auth.add_argument("--anon-password", metavar="EMAIL", help="anonymous FTP password (default $FETCH_EMAIL)")
+    auth.add_argument("--ftp-account", metavar="ACCOUNT", help="answer to FTP 332 (ACCT)")
+    auth.add_argument("--ftp-tls", action="store_true", help="explicit FTPS (AUTH TLS) on ftp:// URLs")
+    auth.add_argument("--starttls", action="store_true", help="NNTP STARTTLS when offered")
+    proto = parser.add_argument_group("protocol inputs")
+    proto.add_argument("-C", "--continue", dest="resume", action="store_true", help="resume a .part file")
+    proto.add_argument("--query", metavar="WORDS", help="search words for gopher type 7 and wais databases")
+    proto.add_argument("--form", type=_form_field, action="append", default=[], metavar="NAME=VALUE",
+                       help="answer a Gopher+ ASK form field (repeatable)")  # fmt: skip
+    proto.add_argument("--range", dest="article_range", type=_range, metavar="FIRST-LAST", help="news articles")
+    proto.add_argument("--nntp-server", metavar="HOST[:PORT]", help="server for news: URLs (default $NNTPSERVER)")
+    proto.add_argument("--max-hits", type=_count, default=40, metavar="N", help="WAIS search hits (default 40)")
+    proto.add_argument("--wais-chunk", type=_count, default=10000, metavar="BYTES", help="WAIS retrieval chunk")
+    proto.add_argument("--strict", dest="gopher_strict", action="store_true", help="RFC 1436 text unstuffing")
+    proto.add_argument("--resolve-only", action="store_true", help="prospero: print the resolved URL only")
+    proto.add_argument("--interactive", action="store_true", help="telnet: open a real session")
+    bulk = parser.add_argument_group("bulk retrieval")
+    bulk.add_argument("-i", "--input-file", metavar="FILE", help="read URLs from FILE ('-' for stdin)")
+    bulk.add_argument("-d", "--directory", metavar="DIR", help="save every document under DIR")
+    bulk.add_argument("--layout", choices=("flat", "tree"), default="flat",
+                      help="-d files side by side (flat) or as host/path (tree) (default flat)")  # fmt: skip
+    bulk.add_argument("-j", "--jobs", type=_count, default=8, metavar="N", help="URLs at once (default 8)")
+    bulk.add_argument("--per-host", type=_count, default=2, metavar="N", help="URLs at once per host (default 2)")
+    bulk.add_argument("--retries", type=_zero_or_more, metavar="N",
+                      help="retry transient failures N times, with backoff (default 2 in bulk, else 0)")  # fmt: skip
+    bulk.add_argument("--retry-max-time", type=_positive_float, default=60.0, metavar="SECONDS",
+                      help="stop retrying a URL after SECONDS (default 60)")  # fmt: skip
+    bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL")
+    bulk.add_argument("--skip-done", metavar="MANIFEST", help="skip URLs this manifest records as done")
+    bulk.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="progress bars on stderr (default: when stderr is a terminal; -s: off)")  # fmt: skip
+    bulk.add_argument("-r", "--recursive", action="store_true", help="follow listings")
+    bulk.add_argument("--depth", type=_zero_or_more, default=5, metavar="N", help="-r: link levels (default 5)")
+    bulk.add_argument("--span-hosts", action="store_true", help="-r: follow links to other hosts (default: no)")
+    bulk.add_argument("--follow-schemes", metavar="LIST", help="schemes recursion may cross into")
+    bulk.add_argument("--cluster", metavar="local[:N]|tcp://HOST:PORT",
+                      help="run the bulk job on a dask cluster (pip install 'fetcher-rfc1738[cluster]')")  # fmt: skip
+    bulk.add_argument("-N", "--timestamping", action="store_true",
+                      help="-r: transfer only files whose size or time differ from the local copy")  # fmt: skip
+    bulk.add_argument("--parent", action="store_true", help="-r may go above the start directory (default: never)")
+    bulk.add_argument("--no-robots", action="store_true", help="-r over HTTP ignores robots.txt")
+    warc = parser.add_argument_group("archiving (WARC; needs the 'warc' extra)")
+    warc.add_argument("--warc-file", metavar="NAME", help="also archive every retrieval in NAME.warc.gz")
+    warc.add_argument("--warc-max-size", type=_positive_size, metavar="SIZE",
+                      help="start a new file past SIZE bytes (NAME-00000.warc.gz, ...)")  # fmt: skip
+    warc.add_argument("--warc-cdx", action="store_true", help="write a CDXJ index NAME.cdxj beside it")
+    warc.add_argument("--warc-dedup", action="store_true", help="revisit records for payloads already archived")
+    return parser
