@@ -576,7 +576,7 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     jobs = load_inputs(args)
     manifest = Manifest(args.manifest)
     interrupted = False
-    progress = make_progress(args.progress)
+    progress = make_progress(args.progress, verbose=args.verbose, growing=bool(args.recursive))
     try:
         async with Client(**settings) as client:
             run = BulkRun(args, client, manifest, progress)

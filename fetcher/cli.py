@@ -81,6 +81,7 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "user_agent": args.user_agent,
         "headers": (*args.header, *((("Referer", args.referer),) if args.referer is not None else ())),
         "retry_max_time": args.retry_max_time,
+        "limit_rate": args.limit_rate,
         "prompt": _prompt_on_terminal if sys.stdin.isatty() else None,
     }
     if args.redirect_schemes:

@@ -27,6 +27,7 @@ from .batch import FetchAll
 from .errors import FetchError, ProtocolError, UsageError
 from .net import Budget, Connection, current_budget, open_connection, trace
 from .pool import Pool
+from .ratelimit import RateLimiter
 from .registry import get_handler
 from .resource import Advisory, Entry, Resource
 from .settings import BULK_SPEED_LIMIT, Settings
@@ -200,6 +201,8 @@ class Client:
         #: URL -> the local copy's time (epoch seconds): a mirror's -N asks HTTP servers
         #: If-Modified-Since for these, and a 304 comes back as an advisory with status 304.
         self.conditions: dict[str, float] = {}
+        #: --limit-rate: one bucket for every transfer of this client (a whole bulk run or mirror).
+        self.rate: RateLimiter | None = RateLimiter(self.settings.limit_rate) if self.settings.limit_rate else None
 
     def __repr__(self) -> str:
         return f"<Client {self.settings!r}>"
@@ -302,6 +305,7 @@ class Client:
             if scope.cancelled_caught:
                 raise budget.expired()
             resource.budget = budget
+            resource.rate = self.rate
             try:
                 yield resource
             finally:

@@ -106,6 +106,15 @@ def _write_out(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _rate(text: str) -> int:
+    from .ratelimit import parse_rate
+
+    try:
+        return parse_rate(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _form_field(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name:
@@ -181,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="bound the whole retrieval of one URL (default: no bound)")  # fmt: skip
     net.add_argument("--speed-limit", type=_size, metavar="BYTES",
                      help="fail a transfer below BYTES/s for --speed-time (default off; 100 in bulk)")  # fmt: skip
+    net.add_argument("--limit-rate", type=_rate, metavar="RATE",
+                     help="at most RATE bytes/s in all, e.g. 100K, 1M (K=1024) (default: no limit)")  # fmt: skip
     net.add_argument("--speed-time", type=_positive_float, default=30.0, metavar="SECONDS",
                      help="window of the --speed-limit rule (default 30)")  # fmt: skip
     net.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=N",

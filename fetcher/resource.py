@@ -15,6 +15,7 @@ from .net import Budget, current_budget
 from .url import URL
 
 if TYPE_CHECKING:
+    from .ratelimit import RateLimiter
     from .tap import Tap
 
 Kind = Literal["document", "listing", "advisory"]
@@ -128,6 +129,8 @@ class Resource:
         self._closed = False
         #: The archive tap of this retrieval (fetcher.tap), when something records.
         self.tap: Tap | None = None
+        #: --limit-rate: the client's token bucket, shared by all its transfers (None: no limit).
+        self.rate: RateLimiter | None = None
 
     def __repr__(self) -> str:
         return f"<Resource {self.kind} {self.url} type={self.content_type} size={self.size}>"
@@ -139,6 +142,7 @@ class Resource:
         limit = self.max_size
         budget = self.budget
         tap = self.tap
+        rate = self.rate
         while True:
             # Each read runs under this resource's time rules (even when the
             # caller reads several resources in turn), with the deadline as a
@@ -167,6 +171,8 @@ class Resource:
             if tap is not None:
                 tap.payload(chunk)
             yield chunk
+            if rate is not None:  # the next read waits until the rate allows it
+                await _pace(rate.delay(len(chunk)), budget)
 
     async def read(self) -> bytes:
         """The whole body in memory; use iteration for large documents."""
@@ -193,6 +199,17 @@ class Resource:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+async def _pace(seconds: float, budget: Budget | None) -> None:
+    """Wait before the next read (--limit-rate), still within --max-time."""
+    if seconds <= 0:
+        return
+    with anyio.CancelScope(deadline=budget.deadline if budget is not None else math.inf) as scope:
+        await anyio.sleep(seconds)
+    if scope.cancelled_caught:
+        assert budget is not None
+        raise budget.expired()
 
 
 async def _settle_tap(tap: Tap, resource: Resource) -> None:

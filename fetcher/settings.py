@@ -141,6 +141,8 @@ class Settings:
     per_host: int = 2
     retries: int = 2
     retry_max_time: float = 60.0
+    #: --limit-rate: bytes per second for all transfers of the client together (None: no limit).
+    limit_rate: int | None = None
     idle_timeout: float = 30.0
     user_agent: str | None = None
     #: Extra HTTP(S) request header fields (-H, -e), sent in this order; one

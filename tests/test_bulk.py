@@ -187,7 +187,7 @@ def test_progress_counts_every_record_once(
         def url_done(self, record: dict[str, object]) -> None:
             Counting.done += 1
 
-    monkeypatch.setattr(progress, "make_progress", lambda wanted: Counting())
+    monkeypatch.setattr(progress, "make_progress", lambda *wanted, **options: Counting())
     (tmp_path / "a.txt").write_bytes(b"a")
     url = f"file://{tmp_path}/a.txt"
     code = main(["-d", str(tmp_path / "out"), url, url, "http://bad host/", "gopher://127.0.0.1:6379/x"])

@@ -1,0 +1,199 @@
+"""A run as a person watches it (issue 21): bulk and mirror progress on a pty, --limit-rate,
+--content-disposition, --config and ~/.fetchrc.
+
+Terminal behaviour runs the real `fetch` under a pseudo-terminal; what the test
+reads from the pty master is what a person would see.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+
+from fetcher.ratelimit import RateLimiter, parse_rate
+from tests.conftest import run_fetch
+from tests.servers.http_server import HTTPTestServer
+from tests.test_cli_ux import CSI, NO_PROXY_ENV, clean_environment, final_line, on_pty  # noqa: F401
+
+MIB = 1 << 20
+BLOB = bytes(range(256)) * 4096  # 1 MiB
+
+
+@pytest.fixture
+async def server(nursery: trio.Nursery) -> HTTPTestServer:
+    instance = HTTPTestServer()
+    await nursery.start(instance.serve)
+    instance.add("/blob.bin", BLOB, content_type="application/octet-stream")
+    instance.add("/two.bin", BLOB * 2, content_type="application/octet-stream")
+    for number in range(6):
+        instance.add(f"/f{number}.txt", b"file %d\n" % number * 1000)
+    return instance
+
+
+async def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[int, bytes, str]:
+    result = await trio.to_thread.run_sync(lambda: run_fetch(*args, env={**NO_PROXY_ENV, **(env or {})}, cwd=cwd))
+    return result.returncode, result.stdout, result.stderr.decode("utf-8", "replace")
+
+
+def assert_ends_cleanly(terminal: bytes) -> None:
+    """The bar's last state is a finished line, the cursor is shown again, no stray escape bytes."""
+    assert CSI.sub(b"", terminal).endswith(b"\r\n"), terminal[-300:]
+    if b"\x1b[?25l" in terminal:
+        assert terminal.rfind(b"\x1b[?25h") > terminal.rfind(b"\x1b[?25l"), terminal[-300:]
+    assert b"\x1b" not in CSI.sub(b"", terminal)
+    assert b"Traceback" not in terminal
+
+
+# -- bulk and mirror progress --------------------------------------------------------------------------------
+
+
+async def test_bulk_progress_on_a_terminal_counts_urls_failures_and_bytes(
+    server: HTTPTestServer, tmp_path: Path
+) -> None:
+    urls = [server.url(f"/f{number}.txt") for number in range(6)] + [server.url("/missing")]
+    code, terminal, _ = await on_pty("-d", str(tmp_path / "out"), *urls)
+    assert code == 1, terminal
+    text = CSI.sub(b"", terminal).decode("utf-8", "replace")
+    bar = [line for line in text.replace("\r", "\n").split("\n") if line.startswith("URLs ")]
+    assert bar, text
+    last_bar = bar[-1]
+    assert "7/7 100%" in last_bar and "1 failed" in last_bar and "42.0 kB" in last_bar and "/s" in last_bar, last_bar
+    assert "left" not in last_bar  # finished: the elapsed time, not an estimate
+    assert (
+        final_line(terminal) == "fetch: 6 retrieved, 1 failed; 42000 bytes in " + final_line(terminal).split(" in ")[1]
+    )
+    assert f"fetch: {server.url('/missing')}: HTTP 404" in text  # the failure has its own line
+    assert "fetch: ok " not in text  # per-file lines only with -v
+    assert_ends_cleanly(terminal)
+
+
+async def test_bulk_progress_with_verbose_prints_a_line_per_finished_file(
+    server: HTTPTestServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    urls = [server.url(f"/f{number}.txt") for number in range(3)]
+    code, terminal, _ = await on_pty("-v", "-d", str(out), *urls, urls[0])
+    assert code == 0, terminal
+    text = CSI.sub(b"", terminal).decode("utf-8", "replace")
+    for number in range(3):
+        assert f"fetch: ok {urls[number]} -> {out / f'f{number}.txt'} (7000 bytes)" in text
+    assert f"fetch: skipped {urls[0]}: duplicate of the command line" in text
+    assert_ends_cleanly(terminal)
+
+
+async def test_bulk_without_a_terminal_or_with_silent_draws_nothing(server: HTTPTestServer, tmp_path: Path) -> None:
+    urls = [server.url(f"/f{number}.txt") for number in range(3)]
+    code, out, err = await cli("-d", str(tmp_path / "a"), *urls)
+    assert (code, out) == (0, b"")
+    assert err.startswith("fetch: 3 retrieved, 0 failed; 21000 bytes in ") and err.count("\n") == 1, err
+    code, terminal, _ = await on_pty("-s", "-d", str(tmp_path / "b"), *urls)
+    assert code == 0
+    assert b"\x1b" not in terminal and b"URLs" not in terminal
+    assert terminal.startswith(b"fetch: 3 retrieved, 0 failed")
+    code, _, err = await cli("--progress", "-d", str(tmp_path / "c"), *urls)  # forced on without a terminal
+    assert code == 0 and "3/3 100%" in err, err
+
+
+async def test_mirror_progress_shows_what_is_known_so_far_and_no_estimate(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    (source / "sub").mkdir(parents=True)
+    for number in range(5):
+        (source / f"a{number}.txt").write_bytes(b"a" * 100)
+        (source / "sub" / f"b{number}.txt").write_bytes(b"b" * 100)
+    code, terminal, _ = await on_pty("-r", "-d", str(tmp_path / "mirror"), f"file://{source}/")
+    assert code == 0, terminal
+    text = CSI.sub(b"", terminal).decode("utf-8", "replace")
+    states = [line.strip() for line in text.replace("\r", "\n").split("\n") if line.startswith("URLs ")]
+    assert states, text
+    assert all("left" not in state for state in states)  # a growing total gets no made-up time left
+    assert all("%" not in state for state in states[:-1] if "so far" in state)
+    assert "12/12 100%" in states[-1] and "0 failed" in states[-1] and "1.0 kB" in states[-1], states[-1]
+    assert_ends_cleanly(terminal)
+
+
+# -- --limit-rate ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "rate"),
+    [("100K", 102400), ("1M", MIB), ("1.5m", 3 * MIB // 2), ("2G", 2 << 30), ("50000", 50000), ("256k", 262144),
+     ("100KB/s", 102400), ("1M/s", MIB)],
+)  # fmt: skip
+def test_rates_are_read_as_curl_reads_them(text: str, rate: int) -> None:
+    assert parse_rate(text) == rate
+
+
+@pytest.mark.parametrize("text", ["", "0", "0K", "fast", "-1K", "1T", "1.K", "K"])
+def test_bad_rates_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="rate"):
+        parse_rate(text)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_limiter_paces_one_transfer_to_its_rate() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(256 * 1024, burst=64 * 1024, clock=clock)
+    waits = []
+    for _ in range(16):  # 1 MiB in 64 KiB chunks, sleeping exactly as told
+        wait = limiter.delay(64 * 1024)
+        waits.append(wait)
+        clock.now += wait
+    assert waits[0] == 0.0  # the burst
+    assert waits[1:] == [0.25] * 15
+    assert clock.now - 100.0 == pytest.approx((MIB - 64 * 1024) / (256 * 1024))  # 3.75 s for 1 MiB at 256K
+
+
+def test_the_limiter_lets_a_fast_reader_through_and_does_not_bank_idle_time() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(1000, burst=500, clock=clock)
+    assert limiter.delay(400) == 0.0
+    clock.now += 10.0  # idle for a long time: the bucket holds at most `burst`
+    assert limiter.delay(500) == 0.0
+    assert limiter.delay(1000) == pytest.approx(1.0)  # 1000 bytes of debt at 1000 B/s
+    clock.now += 0.5  # woke up early: only half the debt is paid
+    assert limiter.delay(0) == pytest.approx(0.5)
+
+
+def test_transfers_sharing_the_limiter_share_the_rate() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(100_000, burst=10_000, clock=clock)
+    # Two transfers read 50,000 bytes each, interleaved; each wait delays the next taker too.
+    for _ in range(10):
+        clock.now += limiter.delay(5_000)  # transfer A
+        clock.now += limiter.delay(5_000)  # transfer B
+    assert clock.now - 100.0 == pytest.approx((100_000 - 10_000) / 100_000)
+
+
+async def test_limit_rate_end_to_end_keeps_every_byte(server: HTTPTestServer, tmp_path: Path) -> None:
+    code, out, err = await cli("--limit-rate", "8M", "-o", str(tmp_path / "blob.bin"), server.url("/blob.bin"))
+    assert (code, out, err) == (0, b"", "")
+    assert (tmp_path / "blob.bin").read_bytes() == BLOB
+    urls = [server.url("/blob.bin"), server.url("/f1.txt"), server.url("/f2.txt")]
+    code, _, err = await cli("--limit-rate", "8M", "-d", str(tmp_path / "bulk"), *urls)
+    assert code == 0, err
+    assert (tmp_path / "bulk" / "blob.bin").read_bytes() == BLOB
+    assert (tmp_path / "bulk" / "f2.txt").read_bytes() == b"file 2\n" * 1000
+
+
+async def test_limit_rate_pauses_count_against_max_time(server: HTTPTestServer, tmp_path: Path) -> None:
+    # 2 MiB at 1 MiB/s cannot be done in 0.5 s, however fast the machine: the pacing is what runs out of time.
+    code, _, err = await cli("--limit-rate", "1M", "-m", "0.5", "-o", str(tmp_path / "two"), server.url("/two.bin"))
+    assert code == 8, err
+    assert "took longer than --max-time 0.5 s" in err
+    code, _, err = await cli("-m", "20", "-o", str(tmp_path / "two"), server.url("/two.bin"))  # unpaced: fine
+    assert code == 0, err
+
+
+def test_limit_rate_refuses_a_bad_rate() -> None:
+    result = run_fetch("--limit-rate", "lots", "http://127.0.0.1:1/")
+    assert result.returncode == 2
+    assert result.stderr.decode().startswith("fetch: argument --limit-rate: 'lots' is not a rate")
