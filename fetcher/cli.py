@@ -148,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.print_completion:
         return _print_completion(parser, args.print_completion)
+    if args.man:
+        from .manpage import render
+
+        return _print_text(render(parser))
     if not args.urls and not args.input_file:
         parser.print_usage(sys.stderr)
         sys.stderr.write("fetch: give at least one URL (or -i FILE)\n")
@@ -171,13 +175,20 @@ def _print_completion(parser: argparse.ArgumentParser, shell: str) -> int:
     from .errors import FetchError
 
     try:
-        sys.stdout.write(script(parser, shell))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        return _stdout_closed()
+        text = script(parser, shell)
     except FetchError as error:
         report(error)
         return error.exit_code
+    return _print_text(text)
+
+
+def _print_text(text: str) -> int:
+    """Print generated text (completion script, man page); `| head` stops quietly."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _stdout_closed()
     return 0
 
 

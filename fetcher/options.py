@@ -9,8 +9,9 @@ here loads trio or a protocol module.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from . import __version__
 
@@ -131,7 +132,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"fetch: {escape(message)}\n  hint: see fetch --help\n")
 
 
-_EXAMPLES = """examples:
+#: The examples block of `fetch --help` (and the EXAMPLES section of the man page).
+EXAMPLES = """examples:
   fetch ftp://ftp.example.org/pub/README              print a file (a directory URL lists it)
   fetch -O https://example.org/big.iso                save as big.iso, with a progress bar
   fetch -C -O https://example.org/big.iso             resume big.iso.part (says so if complete)
@@ -139,49 +141,125 @@ _EXAMPLES = """examples:
   fetch -w '%{size} %{time_total}\\n' -o out URL       facts about each URL on stdout
   fetch -i urls.txt -d out/ -j 16 --manifest m.jsonl  many URLs, 16 at once, one record each
   fetch -r --depth 2 -d mirror/ ftp://host/pub/       mirror a tree
+  fetch --help gopher                                 a scheme's URL form, options and an example
   fetch --print-completion bash > /etc/bash_completion.d/fetch
 """
 
+#: The exit codes, for --help and the man page's EXIT STATUS.
+EXIT_CODES = (
+    (0, "ok"),
+    (1, "some URLs of a bulk run failed"),
+    (2, "usage error or bad URL"),
+    (3, "refused by the guard (port policy, injection)"),
+    (4, "cannot connect"),
+    (5, "login refused"),
+    (6, "not found"),
+    (7, "protocol error"),
+    (8, "timeout"),
+    (9, "cannot write the output"),
+    (130, "interrupted"),
+    (141, "stdout closed by its reader (fetch URL | head)"),
+)
+
+DESCRIPTION = (
+    "Retrieve RFC 1738 URLs: ftp, http(s), gopher(s), news, nntp(s), wais, prospero, file, telnet and mailto. "
+    "A document goes to stdout (or -o FILE), a directory or menu is printed as a listing. "
+    "Options that take no value are off unless given."
+)
+
+
+class _HelpAction(argparse.Action):
+    """-h/--help [TOPIC]: this page, or a scheme's page (`fetch --help ftp`, also `--help ftp://host/`).
+
+    The topic pages are plain text in fetcher/topics.py: no protocol module is imported.
+    """
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs="?", default=argparse.SUPPRESS, metavar="TOPIC", help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        if values is None:
+            _print_and_exit(parser, parser.format_help())
+        from .topics import UnknownTopic, topic_text
+
+        try:
+            text = topic_text(str(values))
+        except UnknownTopic as unknown:
+            parser.error(str(unknown))
+        _print_and_exit(parser, text)
+
+
+def _print_and_exit(parser: argparse.ArgumentParser, text: str) -> NoReturn:
+    import os
+    import sys
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # fetch --help | head: stop quietly, as for documents
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        parser.exit(141)
+    parser.exit(0)
+
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `fetch` command line.  Every option states its default in its help (tests/test_help_docs.py checks)."""
+    exits = "".join(f"\n  {code:>3}  {meaning}" for code, meaning in EXIT_CODES)
     parser = _Parser(
         prog="fetch",
-        description="Retrieve RFC 1738 URLs: ftp, http(s), gopher(s), news, nntp(s), wais, prospero, file, "
-        "telnet and mailto.",
-        epilog=_EXAMPLES + "\nexit codes: 0 ok, 1 some bulk URLs failed, 2 usage or bad URL, 3 refused by the guard,\n"
-        "  4 cannot connect, 5 login refused, 6 not found, 7 protocol error, 8 timeout,\n"
-        "  9 cannot write the output, 130 interrupted, 141 stdout closed by its reader.",
+        description=textwrap.fill(DESCRIPTION, 79),
+        epilog=EXAMPLES + "\nexit codes:" + exits + "\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
     )
-    add = parser.add_argument
-    add("urls", nargs="*", metavar="URL", help="URLs to retrieve")
-    add("--version", action="version", version=f"fetch (fetcher) {__version__}")
+    parser.add_argument("urls", nargs="*", metavar="URL", help="URLs to retrieve (default: none; give one or -i FILE)")
+    info = parser.add_argument_group("help")
+    info.add_argument("-h", "--help", action=_HelpAction,
+                      help="show this help, or with TOPIC a scheme's URL form, options and example "
+                      "(fetch --help ftp; fetch --help schemes lists them) and exit")  # fmt: skip
+    info.add_argument("--version", action="version", version=f"fetch (fetcher) {__version__}",
+                      help="print the version and exit")  # fmt: skip
+    info.add_argument("--man", action="store_true",
+                      help="print the manual page (roff) and exit; read it with: fetch --man | man -l -")  # fmt: skip
+    info.add_argument("--print-completion", choices=("bash", "zsh", "fish"), metavar="SHELL",
+                      help="print a bash, zsh or fish completion script and exit (bash, zsh: needs shtab) "
+                      "(default: none)")  # fmt: skip
     out = parser.add_argument_group("output")
-    out.add_argument("-o", "--output", metavar="FILE", help="write the document to FILE (via FILE.part)")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="write the document to FILE (via FILE.part) (default: stdout; '-' is stdout)")  # fmt: skip
     out.add_argument("-O", "--remote-name", action="store_true",
                      help="save under a name from the URL (replaces an existing file; see --no-clobber)")  # fmt: skip
-    out.add_argument("--output-dir", metavar="DIR", help="directory for -O files")
+    out.add_argument("--output-dir", metavar="DIR", help="directory for -O files (default: the current directory)")
+    out.add_argument("--no-clobber", action="store_true",
+                     help="keep an existing output file: say so and exit 0 (default: replace it)")  # fmt: skip
+    out.add_argument("-s", "--silent", action="store_true", help="no progress bar (errors are still reported)")
+    out.add_argument("-v", "--verbose", action="store_true", help="trace protocol lines on stderr")
     out.add_argument("--json", action="store_true", help="listings and advisories as JSON lines")
     out.add_argument("--links", action="store_true", help="listings as absolute URLs, one per line")
-    out.add_argument("-v", "--verbose", action="store_true", help="trace protocol lines on stderr")
     out.add_argument("--raw", action="store_true", help="keep wire forms (no gzip decoding, no CRLF conversion)")
-    out.add_argument("--max-size", type=_positive_size, metavar="SIZE", help="stop with an error past SIZE bytes")
-    out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")
-    # Everyday options (issue 21): one block, the logic lives in fetcher/single.py and fetcher/writeout.py.
-    day = parser.add_argument_group("everyday options")
-    day.add_argument("-s", "--silent", action="store_true", help="no progress bar (errors are still reported)")
-    day.add_argument("--no-clobber", action="store_true",
-                     help="keep an existing output file: say so and exit 0 (default: replace it)")  # fmt: skip
-    day.add_argument("-w", "--write-out", type=_write_out, metavar="FORMAT",
+    out.add_argument("-w", "--write-out", type=_write_out, metavar="FORMAT",
                      help="print FORMAT on stdout after each URL: %%{url} %%{size} %%{time_total} %%{exit_code}, "
                      "\\n (default: nothing)")  # fmt: skip
-    day.add_argument("-H", "--header", type=_header, action="append", default=[], metavar="'NAME: VALUE'",
-                     help="add an HTTP(S) request header (repeatable; 'NAME:' removes a default one)")  # fmt: skip
-    day.add_argument("-A", "--user-agent", metavar="TEXT", help="HTTP(S) User-Agent (default fetcher/VERSION)")
-    day.add_argument("-e", "--referer", metavar="URL", help="HTTP(S) Referer header (default: none)")
-    day.add_argument("--print-completion", choices=("bash", "zsh", "fish"), metavar="SHELL",
-                     help="print a bash, zsh or fish completion script and exit (bash, zsh: needs shtab)")  # fmt: skip
-    net = parser.add_argument_group("network and safety")
+    out.add_argument("--max-size", type=_positive_size, metavar="SIZE",
+                     help="stop with an error past SIZE bytes, e.g. 500K, 64M (default: no cap)")  # fmt: skip
+    out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")
+    http = parser.add_argument_group("HTTP requests")
+    http.add_argument("-H", "--header", type=_header, action="append", default=[], metavar="'NAME: VALUE'",
+                      help="add an HTTP(S) request header (repeatable; 'NAME:' removes a default one) "
+                      "(default: none)")  # fmt: skip
+    http.add_argument("-A", "--user-agent", metavar="TEXT", help="HTTP(S) User-Agent (default fetcher/VERSION)")
+    http.add_argument("-e", "--referer", metavar="URL", help="HTTP(S) Referer header (default: none)")
+    http.add_argument("-L", "--location", action="store_true", default=True, help="follow redirects (default)")
+    http.add_argument("--no-location", dest="location", action="store_false",
+                      help="do not follow redirects (default: follow them, -L)")  # fmt: skip
+    http.add_argument("--max-redirs", type=_zero_or_more, default=20, metavar="N",
+                      help="follow at most N redirects (default 20)")  # fmt: skip
+    http.add_argument("--redirect-schemes", metavar="LIST",
+                      help="schemes a redirect may lead to (default http,https,ftp)")  # fmt: skip
+    http.add_argument("--proxy", metavar="URL", help="HTTP proxy (default: $http_proxy / $https_proxy)")
+    net = parser.add_argument_group("time limits and retries")
     net.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
                      help="idle time limit (default 30)")  # fmt: skip
     net.add_argument("--connect-timeout", type=_positive_float, default=15.0, metavar="SECONDS",
@@ -194,73 +272,84 @@ def build_parser() -> argparse.ArgumentParser:
                      help="at most RATE bytes/s in all, e.g. 100K, 1M (K=1024) (default: no limit)")  # fmt: skip
     net.add_argument("--speed-time", type=_positive_float, default=30.0, metavar="SECONDS",
                      help="window of the --speed-limit rule (default 30)")  # fmt: skip
-    net.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=N",
-                     help="raise or lower a cap on what a server can send, e.g. listing_entries=500000 "
-                     "(see README: Safety)")  # fmt: skip
-    net.add_argument("--allow-port", type=_port_list, action="append", default=[], metavar="PORT",
-                     help="allow a port the guard refuses (repeatable)")  # fmt: skip
-    net.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")
-    net.add_argument("-L", "--location", action="store_true", default=True, help="follow redirects (default)")
-    net.add_argument("--no-location", dest="location", action="store_false", help="do not follow redirects")
-    net.add_argument("--max-redirs", type=_zero_or_more, default=20, metavar="N",
-                     help="follow at most N redirects (default 20)")  # fmt: skip
-    net.add_argument(
-        "--redirect-schemes", metavar="LIST", help="schemes a redirect may lead to (default http,https,ftp)"
-    )
-    net.add_argument("--proxy", metavar="URL", help="HTTP proxy (default: $http_proxy / $https_proxy)")
-    net.add_argument("--cacert", metavar="FILE", help="trust the CA certificates in FILE")
-    net.add_argument("-k", "--insecure", action="store_true", help="do not verify TLS certificates (dangerous)")
+    net.add_argument("--retries", type=_zero_or_more, metavar="N",
+                     help="retry transient failures N times, with backoff (default 2 in bulk, else 0)")  # fmt: skip
+    net.add_argument("--retry-max-time", type=_positive_float, default=60.0, metavar="SECONDS",
+                     help="stop retrying a URL after SECONDS (default 60)")  # fmt: skip
+    safety = parser.add_argument_group("safety and TLS")
+    safety.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=N",
+                        help="raise or lower a cap on what a server can send, e.g. listing_entries=500000 "
+                        "(repeatable; default: the caps in README: Safety)")  # fmt: skip
+    safety.add_argument("--allow-port", type=_port_list, action="append", default=[], metavar="PORT",
+                        help="allow a port the guard refuses (repeatable; default: none)")  # fmt: skip
+    safety.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")
+    safety.add_argument("--cacert", metavar="FILE",
+                        help="trust the CA certificates in FILE (default: the system's trust store)")  # fmt: skip
+    safety.add_argument("-k", "--insecure", action="store_true", help="do not verify TLS certificates (dangerous)")
     auth = parser.add_argument_group("login")
-    auth.add_argument("-u", "--user", metavar="USER[:PASSWORD]", help="credentials (else ~/.netrc, else anonymous)")
+    auth.add_argument("-u", "--user", metavar="USER[:PASSWORD]",
+                      help="credentials (default: ~/.netrc, else anonymous; asks for a missing password "
+                      "on a terminal)")  # fmt: skip
     auth.add_argument("--location-trusted", action="store_true",
                       help="send -u credentials to hosts redirects lead to (default: URL's origin only)")  # fmt: skip
     auth.add_argument("--netrc-file", metavar="FILE", help="credentials file (default $NETRC, else ~/.netrc)")
     auth.add_argument("--no-netrc", action="store_true", help="do not read any netrc file")
     auth.add_argument("--anon-password", metavar="EMAIL", help="anonymous FTP password (default $FETCH_EMAIL)")
-    auth.add_argument("--ftp-account", metavar="ACCOUNT", help="answer to FTP 332 (ACCT)")
+    auth.add_argument("--ftp-account", metavar="ACCOUNT",
+                      help="answer to an FTP 332 reply (ACCT) (default: none; the login then fails)")  # fmt: skip
     auth.add_argument("--ftp-tls", action="store_true", help="explicit FTPS (AUTH TLS) on ftp:// URLs")
     auth.add_argument("--starttls", action="store_true", help="NNTP STARTTLS when offered")
-    proto = parser.add_argument_group("protocol inputs")
-    proto.add_argument("-C", "--continue", dest="resume", action="store_true", help="resume a .part file")
-    proto.add_argument("--query", metavar="WORDS", help="search words for gopher type 7 and wais databases")
+    proto = parser.add_argument_group("protocol inputs (fetch --help SCHEME says which apply)")
+    proto.add_argument("-C", "--continue", dest="resume", action="store_true",
+                       help="resume FILE.part of -o/-O (HTTP, FTP, file)")  # fmt: skip
+    proto.add_argument("--query", metavar="WORDS",
+                       help="search words for gopher type 7 and wais databases (default: the URL's "
+                       "?WORDS or %%09WORDS, else an error)")  # fmt: skip
     proto.add_argument("--form", type=_form_field, action="append", default=[], metavar="NAME=VALUE",
-                       help="answer a Gopher+ ASK form field (repeatable)")  # fmt: skip
-    proto.add_argument("--range", dest="article_range", type=_range, metavar="FIRST-LAST", help="news articles")
+                       help="answer a Gopher+ ASK form field (repeatable; default: none)")  # fmt: skip
+    proto.add_argument("--range", dest="article_range", type=_range, metavar="FIRST-LAST",
+                       help="newsgroup listings: the articles FIRST to LAST (default: the newest 100)")  # fmt: skip
     proto.add_argument("--nntp-server", metavar="HOST[:PORT]", help="server for news: URLs (default $NNTPSERVER)")
     proto.add_argument("--max-hits", type=_count, default=40, metavar="N", help="WAIS search hits (default 40)")
-    proto.add_argument("--wais-chunk", type=_count, default=10000, metavar="BYTES", help="WAIS retrieval chunk")
+    proto.add_argument("--wais-chunk", type=_count, default=10000, metavar="BYTES",
+                       help="WAIS retrieval chunk (default 10000)")  # fmt: skip
     proto.add_argument("--strict", dest="gopher_strict", action="store_true", help="RFC 1436 text unstuffing")
     proto.add_argument("--resolve-only", action="store_true", help="prospero: print the resolved URL only")
     proto.add_argument("--interactive", action="store_true", help="telnet: open a real session")
-    bulk = parser.add_argument_group("bulk retrieval")
-    bulk.add_argument("-i", "--input-file", metavar="FILE", help="read URLs from FILE ('-' for stdin)")
-    bulk.add_argument("-d", "--directory", metavar="DIR", help="save every document under DIR")
+    bulk = parser.add_argument_group("many URLs")
+    bulk.add_argument("-i", "--input-file", metavar="FILE",
+                      help="read URLs from FILE, one a line ('-' for stdin) (default: none)")  # fmt: skip
+    bulk.add_argument("-d", "--directory", metavar="DIR",
+                      help="save every document under DIR (default: none; documents go to stdout)")  # fmt: skip
     bulk.add_argument("--layout", choices=("flat", "tree"), default="flat",
                       help="-d files side by side (flat) or as host/path (tree) (default flat)")  # fmt: skip
     bulk.add_argument("-j", "--jobs", type=_count, default=8, metavar="N", help="URLs at once (default 8)")
     bulk.add_argument("--per-host", type=_count, default=2, metavar="N", help="URLs at once per host (default 2)")
-    bulk.add_argument("--retries", type=_zero_or_more, metavar="N",
-                      help="retry transient failures N times, with backoff (default 2 in bulk, else 0)")  # fmt: skip
-    bulk.add_argument("--retry-max-time", type=_positive_float, default=60.0, metavar="SECONDS",
-                      help="stop retrying a URL after SECONDS (default 60)")  # fmt: skip
-    bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL")
-    bulk.add_argument("--skip-done", metavar="MANIFEST", help="skip URLs this manifest records as done")
+    bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL (default: none)")
+    bulk.add_argument("--skip-done", metavar="MANIFEST",
+                      help="skip URLs this manifest records as done (default: retrieve all)")  # fmt: skip
     bulk.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="progress bars on stderr (default: when stderr is a terminal; -s: off)")  # fmt: skip
-    bulk.add_argument("-r", "--recursive", action="store_true", help="follow listings")
-    bulk.add_argument("--depth", type=_zero_or_more, default=5, metavar="N", help="-r: link levels (default 5)")
-    bulk.add_argument("--span-hosts", action="store_true", help="-r: follow links to other hosts (default: no)")
-    bulk.add_argument("--follow-schemes", metavar="LIST", help="schemes recursion may cross into")
     bulk.add_argument("--cluster", metavar="local[:N]|tcp://HOST:PORT",
-                      help="run the bulk job on a dask cluster (pip install 'fetcher-rfc1738[cluster]')")  # fmt: skip
-    bulk.add_argument("-N", "--timestamping", action="store_true",
-                      help="-r: transfer only files whose size or time differ from the local copy")  # fmt: skip
-    bulk.add_argument("--parent", action="store_true", help="-r may go above the start directory (default: never)")
-    bulk.add_argument("--no-robots", action="store_true", help="-r over HTTP ignores robots.txt")
+                      help="run the bulk job on a dask cluster (pip install 'fetcher-rfc1738[cluster]') "
+                      "(default: in this process)")  # fmt: skip
+    mirror = parser.add_argument_group("mirroring (-r)")
+    mirror.add_argument("-r", "--recursive", action="store_true", help="follow listings")
+    mirror.add_argument("--depth", type=_zero_or_more, default=5, metavar="N", help="-r: link levels (default 5)")
+    mirror.add_argument("--span-hosts", action="store_true", help="-r: follow links to other hosts (default: no)")
+    mirror.add_argument("--follow-schemes", metavar="LIST",
+                        help="schemes recursion may cross into, e.g. ftp,gopher (default: none; stay on the start "
+                        "URL's scheme)")  # fmt: skip
+    mirror.add_argument("-N", "--timestamping", action="store_true",
+                        help="-r: transfer only files whose size or time differ from the local copy")  # fmt: skip
+    mirror.add_argument("--parent", action="store_true",
+                        help="-r may go above the start directory (default: never)")  # fmt: skip
+    mirror.add_argument("--no-robots", action="store_true", help="-r over HTTP ignores robots.txt")
     warc = parser.add_argument_group("archiving (WARC; needs the 'warc' extra)")
-    warc.add_argument("--warc-file", metavar="NAME", help="also archive every retrieval in NAME.warc.gz")
+    warc.add_argument("--warc-file", metavar="NAME",
+                      help="also archive every retrieval in NAME.warc.gz (default: none)")  # fmt: skip
     warc.add_argument("--warc-max-size", type=_positive_size, metavar="SIZE",
-                      help="start a new file past SIZE bytes (NAME-00000.warc.gz, ...)")  # fmt: skip
+                      help="start a new file past SIZE bytes: NAME-00000.warc.gz, ... (default: one file)")  # fmt: skip
     warc.add_argument("--warc-cdx", action="store_true", help="write a CDXJ index NAME.cdxj beside it")
     warc.add_argument("--warc-dedup", action="store_true", help="revisit records for payloads already archived")
     return parser

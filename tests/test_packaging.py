@@ -25,7 +25,8 @@ import fetcher
 pytestmark = pytest.mark.packaging
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in", "fetcher", "schemes", "examples")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in", "fetcher", "schemes",
+           "examples")  # fmt: skip
 
 
 def run(*command: str | Path, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -65,7 +66,9 @@ def test_wheel_holds_the_packages_and_metadata(dist: Path) -> None:
         names = archive.namelist()
         info = next(name for name in names if name.endswith(".dist-info/METADATA"))
         metadata = email.parser.Parser().parsestr(archive.read(info).decode())
-    assert {name.split("/")[0] for name in names} == {"fetcher", "schemes", info.split("/")[0]}
+    data = info.split("/")[0].replace(".dist-info", ".data")
+    assert {name.split("/")[0] for name in names} == {"fetcher", "schemes", info.split("/")[0], data}
+    assert [name for name in names if name.startswith(data)] == [f"{data}/data/share/man/man1/fetch.1"]
     assert "fetcher/py.typed" in names and "schemes/py.typed" in names
     assert "fetcher/sync.py" in names and "schemes/ftp/__init__.py" in names
     assert not [name for name in names if name.startswith(("tests/", "bench/")) or "__pycache__" in name]
@@ -103,6 +106,11 @@ def test_wheel_installs_in_a_fresh_venv_and_fetches(dist: Path, tmp_path: Path) 
     assert Path(where).is_relative_to(venv), where  # the installed copy, not the checkout
 
     version = run(venv / "bin" / "fetch", "--version", cwd=tmp_path)
+    # The man page generated at build time is installed where man finds it, and is the parser's page.
+    page = (venv / "share" / "man" / "man1" / "fetch.1").read_text()
+    assert page.startswith(".TH FETCH 1 ") and "\\fB\\-\\-print\\-completion\\fR" in page
+    printed = run(venv / "bin" / "fetch", "--man", cwd=tmp_path).stdout
+    assert page.split("\n", 1)[1] == printed.split("\n", 1)[1]  # all but the .TH line's date
     assert fetcher.__version__ in version.stdout + version.stderr
 
     document = tmp_path / "hello.txt"
