@@ -145,7 +145,22 @@ def is_bulk(args: argparse.Namespace) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # Intermixed: URLs may come before, between and after options, as with curl.
+    args = parser.parse_intermixed_args(arguments)
+    from .config import ConfigError, config_arguments
+
+    try:
+        from_files = config_arguments(parser, args)
+    except ConfigError as error:
+        from .text import safe_text
+
+        sys.stderr.write(f"fetch: {safe_text(error.message)}\n")
+        if error.hint:
+            sys.stderr.write(f"  hint: {safe_text(error.hint)}\n")
+        return 2
+    if from_files:  # the files first: the command line wins
+        args = parser.parse_intermixed_args([*from_files, *arguments])
     if args.print_completion:
         return _print_completion(parser, args.print_completion)
     if args.man:
@@ -163,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.silent:
         args.progress = False
     restore = _install_logging(args.verbose)
-    args.argv = ["fetch", *(sys.argv[1:] if argv is None else argv)]
+    args.argv = ["fetch", *arguments]
     try:
         return _main(args)
     finally:

@@ -226,6 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--print-completion", choices=("bash", "zsh", "fish"), metavar="SHELL",
                       help="print a bash, zsh or fish completion script and exit (bash, zsh: needs shtab) "
                       "(default: none)")  # fmt: skip
+    files = parser.add_argument_group("option files (one option a line: 'name = value', '--name value', # comments)")
+    files.add_argument("-K", "--config", action="append", metavar="FILE",
+                       help="read options from FILE after ~/.fetchrc, before the command line (repeatable; "
+                       "default: none)")  # fmt: skip
+    files.add_argument("-q", "--no-config", action="store_true",
+                       help="do not read ~/.fetchrc (or the file $FETCHRC names) (default: read it if it exists)")  # fmt: skip
     out = parser.add_argument_group("output")
     out.add_argument("-o", "--output", metavar="FILE",
                      help="write the document to FILE (via FILE.part) (default: stdout; '-' is stdout)")  # fmt: skip

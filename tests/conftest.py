@@ -20,6 +20,9 @@ from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# `fetch` reads ~/.fetchrc (or $FETCHRC): none of the tester's options may leak into a test run.
+os.environ["FETCHRC"] = str(ROOT / "tests" / "no-such-fetchrc")
+
 # Under CI (FETCHER_REQUIRE_INTEROP=1) the property tests draw the same examples
 # every run, so a green main stays green and a failure reproduces; a hunt for new
 # failures explores freshly: FETCHER_FUZZ_HUNT=1 python -m pytest tests/hostile -k fuzz.

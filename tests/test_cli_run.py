@@ -197,3 +197,106 @@ def test_limit_rate_refuses_a_bad_rate() -> None:
     result = run_fetch("--limit-rate", "lots", "http://127.0.0.1:1/")
     assert result.returncode == 2
     assert result.stderr.decode().startswith("fetch: argument --limit-rate: 'lots' is not a rate")
+
+
+# -- --config FILE and ~/.fetchrc --------------------------------------------------------------------------
+
+
+def home_env(home: Path) -> dict[str, str]:
+    """A run whose ~/.fetchrc is `home`/.fetchrc ($FETCHRC unset)."""
+    return {"HOME": str(home), "FETCHRC": ""}
+
+
+async def test_fetchrc_options_apply_in_every_form_and_the_command_line_wins(
+    server: HTTPTestServer, tmp_path: Path
+) -> None:
+    (tmp_path / ".fetchrc").write_text(
+        "# options for every run\n"
+        "\n"
+        "user-agent = from-rc/1\n"
+        '--header "X-Quoted: a \\"b\\" # kept"\n'
+        "-H X-Short: one two\n"
+        "--header=X-Equals: 3\n"
+        "header: X-Colon: 4\n"
+        "   silent\n"
+        "--no-progress\n"
+        "max-redirs 3\n"
+    )
+    code, out, err = await cli(server.url("/f1.txt"), env=home_env(tmp_path))
+    assert (code, out, err) == (0, b"file 1\n" * 1000, "")
+    sent = server.requests[0]
+    assert sent.header("user-agent") == "from-rc/1"
+    assert [sent.header(f"x-{name}") for name in ("quoted", "short", "equals", "colon")] == [
+        'a "b" # kept',
+        "one two",
+        "3",
+        "4",
+    ]
+    code, _, err = await cli("-A", "cli/2", "-H", "X-Cli: 5", server.url("/f1.txt"), env=home_env(tmp_path))
+    assert code == 0, err
+    sent = server.requests[1]
+    assert sent.header("user-agent") == "cli/2"  # single-valued: the command line wins
+    assert sent.header("x-short") == "one two" and sent.header("x-cli") == "5"  # -H: both add up
+
+
+async def test_config_file_after_fetchrc_and_no_config_skips_fetchrc(server: HTTPTestServer, tmp_path: Path) -> None:
+    (tmp_path / ".fetchrc").write_text("user-agent = from-rc/1\nreferer = http://rc.example/\n")
+    (tmp_path / "extra.conf").write_text("user-agent = from-file/2\nurl = " + server.url("/f2.txt") + "\n")
+    code, out, err = await cli("--config", str(tmp_path / "extra.conf"), env=home_env(tmp_path))
+    assert (code, out) == (0, b"file 2\n" * 1000), err
+    assert server.requests[0].header("user-agent") == "from-file/2"
+    assert server.requests[0].header("referer") == "http://rc.example/"
+    code, _, err = await cli("-q", "-K", str(tmp_path / "extra.conf"), env=home_env(tmp_path))
+    assert code == 0, err
+    assert server.requests[1].header("user-agent") == "from-file/2" and server.requests[1].header("referer") is None
+    (tmp_path / ".fetchrc").write_text("no-such-option\n")
+    code, _, err = await cli("--no-config", server.url("/f1.txt"), env=home_env(tmp_path))
+    assert (code, err) == (0, "")
+    code, _, err = await cli(server.url("/f1.txt"), env=home_env(tmp_path))
+    assert code == 2
+    assert err == (
+        f"fetch: {tmp_path / '.fetchrc'} line 1: unknown option '--no-such-option'\n"
+        f"  hint: fix or remove that line, or run fetch -q to skip {tmp_path / '.fetchrc'}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("timeout = soon", "--timeout: 'soon' is not a number of seconds"),
+        ("silent = yes", "--silent takes no value (found 'yes')"),
+        ("--output", "--output needs a value"),
+        ("colour = red", "unknown option '--colour'"),
+        ('user-agent "unfinished', "a quoted value without its closing quote"),
+        ('user-agent "a" b', "text after the closing quote: 'b'"),
+        ("config = other.conf", "--config cannot be used in a config file"),
+        ("layout = round", "--layout: 'round' is not one of flat, tree"),
+        ("limit-rate = 1X", "--limit-rate: '1X' is not a rate"),
+        ("url", "'url' needs a value (url = URL)"),
+    ],
+)
+def test_config_errors_name_the_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    config = tmp_path / "my.conf"
+    config.write_text("# first\n-s\n" + line + "\n")
+    result = run_fetch("-K", str(config), "http://127.0.0.1:1/")
+    assert result.returncode == 2
+    first, hint = result.stderr.decode().splitlines()
+    assert first.startswith(f"fetch: {config} line 3: {message}"), first
+    assert hint == "  hint: fix or remove that line"
+
+
+def test_a_missing_config_file_is_an_error_and_a_missing_fetchrc_is_not(tmp_path: Path) -> None:
+    result = run_fetch("--config", str(tmp_path / "nosuch"), "http://127.0.0.1:1/")
+    assert result.returncode == 2
+    assert result.stderr.decode() == f"fetch: --config {tmp_path / 'nosuch'}: no such file\n  hint: check the path\n"
+    source = tmp_path / "a.txt"
+    source.write_bytes(b"a\n")
+    result = run_fetch(f"file://{source}", env=home_env(tmp_path))  # no ~/.fetchrc there
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"a\n", b"")
+
+
+async def test_urls_may_come_between_and_after_options(server: HTTPTestServer) -> None:
+    code, out, err = await cli(server.url("/f1.txt"), "-A", "mixed/1", server.url("/f2.txt"), "-s")
+    assert (code, err) == (0, "")
+    assert out == b"file 1\n" * 1000 + b"file 2\n" * 1000
+    assert [request.header("user-agent") for request in server.requests] == ["mixed/1", "mixed/1"]
