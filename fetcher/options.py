@@ -231,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="read options from FILE after ~/.fetchrc, before the command line (repeatable; "
                        "default: none)")  # fmt: skip
     files.add_argument("-q", "--no-config", action="store_true",
-                       help="do not read ~/.fetchrc (or the file $FETCHRC names) (default: read it if it exists)")  # fmt: skip
+                       help="do not read ~/.fetchrc (or the file $FETCHRC names) "
+                       "(default: read it if it exists)")  # fmt: skip
     out = parser.add_argument_group("output")
     out.add_argument("-o", "--output", metavar="FILE",
                      help="write the document to FILE (via FILE.part) (default: stdout; '-' is stdout)")  # fmt: skip
