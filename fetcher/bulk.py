@@ -9,6 +9,7 @@ listings, the manifest, `--skip-done`, progress and Ctrl-C handling.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -427,6 +428,8 @@ class BulkRun:
             self.finish(job, record)
         elif isinstance(outcome.result, Download):
             result = outcome.result
+            if getattr(self.args, "content_disposition", False) and result.filename:
+                result = await self._server_named(job, result)
             if self.mirror is not None:
                 common["change"] = self.mirror.saved(job.url, result.path)  # type: ignore[arg-type]
             self.finish(
@@ -479,6 +482,26 @@ class BulkRun:
             if fetched.kind == "listing" and loop is None:
                 self.follow_links(job, fetched)
         self._done_one()
+
+    async def _server_named(self, job: Job, result: Download) -> Download:
+        """--content-disposition: move an HTTP document to the name its server suggested, in the same
+        directory (a resumed one keeps its name: its `.part` was the URL's)."""
+        assert job.url is not None
+        if job.url.scheme not in ("http", "https") or result.resumed_from or result.filename is None:
+            return result
+        target = self.layout.renamed(job.url, result.path, result.filename)
+        if target == result.path:
+            return result
+        if getattr(self.args, "no_clobber", False) and os.path.lexists(target):
+            self.progress.log(f"fetch: {target} exists; kept it (--no-clobber), the document stays {result.path}")
+            return result
+        try:
+            await anyio.to_thread.run_sync(os.replace, result.path, target)
+        except OSError as error:
+            self.progress.log(f"fetch: cannot rename {result.path} to {target}: {error.strerror or error}; kept it")
+            return result
+        job.path = target
+        return dataclasses.replace(result, path=target)
 
     async def _follow_page(self, job: Job, path: Path | None, content_type: str | None, page_url: str) -> None:
         """-r over HTTP: the links of a saved HTML page (fetcher.mirror), under robots.txt, as a listing's."""

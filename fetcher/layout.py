@@ -131,6 +131,17 @@ class Layout:
             parts[-1] = remote_name(url, suggested)  # type: ignore[arg-type]
         return self._place(parts, key)
 
+    def renamed(self, url: object, path: Path, suggested: str) -> Path:
+        """The server's name for a document saved at `path` (--content-disposition): beside it,
+        sanitized like every name, unique in the run; `path` is given back."""
+        name = fit_name(remote_name(url, suggested), NAME_MAX - _TAIL_ROOM)  # type: ignore[arg-type]
+        if name == path.name:
+            return path
+        candidate = self._unique(path.with_name(name))
+        self._files.add(candidate)
+        self._files.discard(path)
+        return self._confined(candidate)
+
     def listing(self, url: object) -> Path:
         key = mask_secrets(str(url)) + "#listing"
         if self.mode == "tree":

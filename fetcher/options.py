@@ -238,6 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write the document to FILE (via FILE.part) (default: stdout; '-' is stdout)")  # fmt: skip
     out.add_argument("-O", "--remote-name", action="store_true",
                      help="save under a name from the URL (replaces an existing file; see --no-clobber)")  # fmt: skip
+    out.add_argument("-J", "--content-disposition", action="store_true",
+                     help="-O, -d: use the file name an HTTP server suggests (Content-Disposition), made safe "
+                     "(default: the URL's name)")  # fmt: skip
     out.add_argument("--output-dir", metavar="DIR", help="directory for -O files (default: the current directory)")
     out.add_argument("--no-clobber", action="store_true",
                      help="keep an existing output file: say so and exit 0 (default: replace it)")  # fmt: skip

@@ -107,8 +107,9 @@ async def _attempt(
         if target is None:
             await _stream_to_stdout(resource, args, done)
             return done
-        if args.remote_name and not args.output and resource.filename and offset == 0:
-            suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, resource.filename)
+        named = server_name(resource, args)
+        if args.remote_name and not args.output and named and offset == 0:
+            suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, named)
             if suggested != target and args.no_clobber and os.path.lexists(suggested):
                 _say(f"{suggested} exists; kept it (--no-clobber)")
                 return done
@@ -120,6 +121,15 @@ async def _attempt(
                                   in_place_ok=bool(args.output), on_chunk=bar.advance)  # fmt: skip
         done.size = download.bytes
         return done
+
+
+def server_name(resource: Resource, args: argparse.Namespace) -> str | None:
+    """The name a retrieval suggests for -O: an HTTP server's Content-Disposition only with
+    --content-disposition (as curl -J and wget do); other schemes' handlers name documents themselves
+    (an FTP file's name, a news article's number)."""
+    if resource.url.scheme in ("http", "https") and not getattr(args, "content_disposition", False):
+        return None
+    return resource.filename
 
 
 def _complete_size(target: Path) -> int | None:

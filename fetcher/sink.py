@@ -41,6 +41,8 @@ class Download:
     sha256: str | None
     content_type: str | None
     resumed_from: int = 0
+    #: The file name the server suggested (Resource.filename, already one safe path component).
+    filename: str | None = None
 
 
 def partial_path(target: Path) -> Path:
@@ -377,6 +379,7 @@ def _download(resource: Resource, target: Path, written: int, part: _PartFile, s
         sha256=part.digest.hexdigest() if part.digest is not None else None,
         content_type=resource.content_type,
         resumed_from=start,
+        filename=resource.filename,
     )
 
 

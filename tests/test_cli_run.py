@@ -300,3 +300,88 @@ async def test_urls_may_come_between_and_after_options(server: HTTPTestServer) -
     assert (code, err) == (0, "")
     assert out == b"file 1\n" * 1000 + b"file 2\n" * 1000
     assert [request.header("user-agent") for request in server.requests] == ["mixed/1", "mixed/1"]
+
+
+# -- --content-disposition ---------------------------------------------------------------------------------
+
+HOSTILE_NAMES = [
+    ('attachment; filename="../../etc/evil name.txt"', "evil name.txt"),
+    ('attachment; filename="/etc/passwd"', "passwd"),
+    ('attachment; filename="..\\\\..\\\\win.ini"', "win.ini"),
+    ('attachment; filename=".bashrc"', "bashrc"),
+    ('attachment; filename=".."', "download"),
+    ("attachment; filename*=UTF-8''%E2%82%AC%20rates.txt; filename=\"fallback.txt\"", "€ rates.txt"),
+    ("attachment; filename*=UTF-8''a%00b%0Ac%1B.txt", "a_b_c_.txt"),
+    ("attachment; filename*=UTF-8''%E2%80%AEgpj.exe", "_gpj.exe"),
+    ('attachment; filename="CON.txt"', "_CON.txt"),
+    ("inline; filename*=iso-8859-1'en'%E9t%E9.txt", "été.txt"),
+]
+
+
+@pytest.mark.parametrize(("header", "name"), HOSTILE_NAMES)
+async def test_content_disposition_names_the_file_made_safe(
+    server: HTTPTestServer, tmp_path: Path, header: str, name: str
+) -> None:
+    server.add("/dl", b"payload\n", headers=[("Content-Disposition", header)])
+    out = tmp_path / "out"
+    out.mkdir()
+    code, stdout, err = await cli("-O", "-J", "--output-dir", str(out), server.url("/dl"))
+    assert (code, stdout, err) == (0, b"", "")
+    assert [path.name for path in out.iterdir()] == [name]
+    assert (out / name).read_bytes() == b"payload\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["out"]  # nothing landed beside or above
+
+
+async def test_a_very_long_server_name_is_cut_keeping_its_extension(server: HTTPTestServer, tmp_path: Path) -> None:
+    server.add(
+        "/dl", b"payload\n", headers=[("Content-Disposition", 'attachment; filename="' + "x" * 1000 + '.tar.gz"')]
+    )
+    code, _, err = await cli("-O", "--content-disposition", server.url("/dl"), cwd=tmp_path)
+    assert code == 0, err
+    [saved] = tmp_path.iterdir()
+    assert saved.name.endswith(".gz") and set(saved.name[:-3]) <= {"x", "."} and len(saved.name) <= 240
+    assert saved.read_bytes() == b"payload\n"
+
+
+async def test_without_the_option_the_url_names_the_file(server: HTTPTestServer, tmp_path: Path) -> None:
+    server.add("/report", b"payload\n", headers=[("Content-Disposition", 'attachment; filename="other.txt"')])
+    code, _, err = await cli("-O", server.url("/report"), cwd=tmp_path)
+    assert (code, err) == (0, "")
+    assert [path.name for path in tmp_path.iterdir()] == ["report"]
+
+
+async def test_content_disposition_in_a_bulk_run(server: HTTPTestServer, tmp_path: Path) -> None:
+    server.add("/a", b"first\n", headers=[("Content-Disposition", 'attachment; filename="../same.txt"')])
+    server.add("/b", b"second\n", headers=[("Content-Disposition", "attachment; filename*=UTF-8''same.txt")])
+    server.add("/c", b"third\n")  # no suggestion: the URL's name
+    out = tmp_path / "out"
+    manifest = tmp_path / "m.jsonl"
+    code, _, err = await cli(
+        "-J", "-j", "1", "-d", str(out), "--manifest", str(manifest), *map(server.url, ["/a", "/b", "/c"])
+    )
+    assert code == 0, err
+    assert sorted(path.name for path in out.iterdir()) == ["c", "same.txt", "same.txt.1"]
+    assert {(out / "same.txt").read_bytes(), (out / "same.txt.1").read_bytes()} == {b"first\n", b"second\n"}
+    import json
+
+    paths = sorted(json.loads(line)["path"] for line in manifest.read_text().splitlines())
+    assert paths == [str(out / "c"), str(out / "same.txt"), str(out / "same.txt.1")]
+    code, _, err = await cli("-d", str(tmp_path / "plain"), server.url("/a"))  # without -J: the URL's name
+    assert code == 0 and [path.name for path in (tmp_path / "plain").iterdir()] == ["a"]
+
+
+async def test_a_symlink_planted_at_the_server_name_is_replaced_not_followed(
+    server: HTTPTestServer, tmp_path: Path
+) -> None:
+    server.add("/a", b"first\n", headers=[("Content-Disposition", 'attachment; filename="same.txt"')])
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    for option in ("-d", "--output-dir"):
+        out = tmp_path / option.strip("-")
+        out.mkdir()
+        (out / "same.txt").symlink_to(victim)
+        extra = ["-O"] if option == "--output-dir" else []
+        code, _, err = await cli("-J", *extra, option, str(out), server.url("/a"))
+        assert code == 0, err
+        assert victim.read_bytes() == b"precious"
+        assert not (out / "same.txt").is_symlink() and (out / "same.txt").read_bytes() == b"first\n"

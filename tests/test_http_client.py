@@ -531,7 +531,7 @@ async def test_content_disposition_name_is_sanitized(server: HTTPTestServer, tmp
     server.add(
         "/download", b"payload\n", headers=[("Content-Disposition", 'attachment; filename="../../etc/evil name.txt"')]
     )
-    code, _, err = await cli("-O", "--output-dir", str(tmp_path), server.url("/download"))
+    code, _, err = await cli("-O", "-J", "--output-dir", str(tmp_path), server.url("/download"))
     assert code == 0, err
     assert [p.name for p in tmp_path.iterdir()] == ["evil name.txt"]
     assert (tmp_path / "evil name.txt").read_bytes() == b"payload\n"
