@@ -3,10 +3,9 @@
 One `RateLimiter` belongs to a `Client`, so the rate is the total across
 every transfer of a run (a single download, a bulk run, a mirror); with
 --cluster each worker process has its own.  Pacing happens in
-`Resource.__aiter__` between two reads of the body: the reader simply reads
-later, the socket buffer fills, and TCP slows the server down.  Bodies
-arrive in chunks of up to 256 KiB, so at low rates the bytes come in bursts
-of one chunk followed by a pause; the average holds.
+`Resource.__aiter__`: each chunk read is handed on in slices of an eighth
+of a second's worth, each followed by its wait, so the next read comes
+later, the socket buffer fills, and TCP slows the server down.
 
 Without a limit the transfer path pays one `is not None` test per chunk.
 """
@@ -50,6 +49,8 @@ class RateLimiter:
         self.rate = rate
         #: A quarter of a second's worth by default: a short stall is made up for, a long idle is not banked.
         self.burst = burst if burst is not None else max(rate // 4, 1)
+        #: Bytes handed on at a time: an eighth of a second's worth (1 KiB to 1 MiB).
+        self.slice = max(1024, min(rate // 8, 1 << 20))
         self._clock = clock
         self._tokens = float(self.burst)
         self._stamp: float | None = None

@@ -184,6 +184,21 @@ async def test_limit_rate_end_to_end_keeps_every_byte(server: HTTPTestServer, tm
     assert (tmp_path / "bulk" / "f2.txt").read_bytes() == b"file 2\n" * 1000
 
 
+async def test_limited_bodies_are_handed_on_in_slices_of_an_eighth_of_a_second(server: HTTPTestServer) -> None:
+    from fetcher import Client
+
+    async with Client(limit_rate=4 * MIB) as client:
+        assert client.rate is not None and client.rate.slice == MIB // 2
+        async with client.open(server.url("/two.bin")) as resource:
+            sizes = []
+            received = bytearray()
+            async for chunk in resource:
+                sizes.append(len(chunk))
+                received += chunk
+    assert bytes(received) == BLOB * 2
+    assert max(sizes) <= MIB // 2 and len(sizes) >= 4
+
+
 async def test_limit_rate_pauses_count_against_max_time(server: HTTPTestServer, tmp_path: Path) -> None:
     # 2 MiB at 1 MiB/s cannot be done in 0.5 s, however fast the machine: the pacing is what runs out of time.
     code, _, err = await cli("--limit-rate", "1M", "-m", "0.5", "-o", str(tmp_path / "two"), server.url("/two.bin"))
