@@ -4,8 +4,8 @@ One `RateLimiter` belongs to a `Client`, so the rate is the total across
 every transfer of a run (a single download, a bulk run, a mirror); with
 --cluster each worker process has its own.  Pacing happens in
 `Resource.__aiter__`: each chunk read is handed on in slices of an eighth
-of a second's worth, each followed by its wait, so the next read comes
-later, the socket buffer fills, and TCP slows the server down.
+of a second's worth, each after its wait, so the next read comes later,
+the socket buffer fills, and TCP slows the server down.
 
 Without a limit the transfer path pays one `is not None` test per chunk.
 """
@@ -47,10 +47,11 @@ class RateLimiter:
         if rate <= 0:
             raise ValueError("rate must be positive")
         self.rate = rate
-        #: A quarter of a second's worth by default: a short stall is made up for, a long idle is not banked.
-        self.burst = burst if burst is not None else max(rate // 4, 1)
         #: Bytes handed on at a time: an eighth of a second's worth (1 KiB to 1 MiB).
         self.slice = max(1024, min(rate // 8, 1 << 20))
+        #: One slice by default: a short stall is made up for, a long idle is not banked, and
+        #: the average over a whole transfer stays close to `rate` even for a short one.
+        self.burst = burst if burst is not None else self.slice
         self._clock = clock
         self._tokens = float(self.burst)
         self._stamp: float | None = None

@@ -173,13 +173,14 @@ class Resource:
             if rate is None:
                 yield chunk
                 continue
-            # --limit-rate: handed on in slices of an eighth of a second's worth, each
-            # followed by its wait, so progress and the rate stay smooth whatever the read size.
+            # --limit-rate: handed on in slices of an eighth of a second's worth, each after
+            # its wait (so concurrent transfers cannot each take a slice up front), smooth
+            # whatever the read size; the next read waits for the last slice.
             step = rate.slice
             for start in range(0, len(chunk), step):
                 piece = chunk[start : start + step] if len(chunk) > step else chunk
-                yield piece
                 await _pace(rate.delay(len(piece)), budget)
+                yield piece
 
     async def read(self) -> bytes:
         """The whole body in memory; use iteration for large documents."""
