@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import logging
 from collections import deque
@@ -40,9 +41,11 @@ if TYPE_CHECKING:
 
     from .resource import Resource
 
-#: Bytes of a payload kept in memory before the spool moves to disk.
+#: Bytes of a payload kept in memory before it goes to the archive or to disk.
 SPOOL_MEMORY = 256 * 1024
-#: Chunks waiting for the spool's worker thread before the transfer waits for it.
+#: Bytes handed to the spool's worker thread at a time (one hand-off per ~1 MiB, not per read).
+BATCH = 1 << 20
+#: Batches waiting for the spool's worker thread before the transfer waits for it.
 PENDING = 16
 #: Most bytes of dialogue kept per retrieval (an endless listing traced line
 #: by line must not grow without bound); past it the dialogue says so.
@@ -54,55 +57,127 @@ def _warc_digest(sha1: Any) -> str:
     return "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
 
 
+class Sink(Protocol):
+    """Where a large payload goes once it leaves memory: written in place in the archive by the recorder."""
+
+    def write(self, data: bytes) -> None:
+        """Append bytes (called from the spool's worker thread)."""
+
+    def abandon(self) -> None:
+        """The bytes will never make a record: take back what was written."""
+
+
+class _TempSink:
+    """The fallback: a temporary file the recorder copies from once the retrieval completed."""
+
+    def __init__(self) -> None:
+        import tempfile  # only when something records: `fetch` without --warc-file never loads it
+
+        self.file: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
+
+    def write(self, data: bytes) -> None:
+        self.file.write(data)
+
+    def abandon(self) -> None:
+        self.file.close()
+
+
 class Spool:
-    """Bytes on their way to an archive: a temporary file plus their SHA-1 as they arrive.
+    """Bytes on their way to an archive, and their SHA-1 taken as they arrive.
 
     With `head=True` (an HTTP message) it also hashes what follows the first
     empty line (the body), so the recorder need not read a large payload
     again to compute its payload digest.
 
-    Past SPOOL_MEMORY bytes the hashing and the file writes move to a worker
-    thread (hashlib and file writes release the GIL), so they overlap the
-    transfer instead of adding to it; at most PENDING chunks wait for it
+    The first SPOOL_MEMORY bytes stay in memory (most captures are small).
+    Past them the recorder may take the bytes as they come (`Recorder.sink`:
+    written once, in place in the archive), else they go to a temporary
+    file.  From then on hashing and writing run in a worker thread (hashlib,
+    zlib and file writes release the GIL), fed in batches of BATCH bytes, so
+    they overlap the transfer; at most PENDING batches wait for it
     (back-pressure on a fast network), and every reader waits for them.
     """
 
-    def __init__(self, *, head: bool = False) -> None:
-        import tempfile  # only when something records: `fetch` without --warc-file never loads it
-
-        self.file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
+    def __init__(self, *, head: bool = False, owner: Tap | None = None) -> None:
         self.size = 0
+        #: An HTTP message (a head, then a body), archived as a `response` record.
+        self.message = head
         self._sha1 = hashlib.sha1()
         #: Length of the head (through its empty line) once seen; None before.
         self.head_length: int | None = None if head else 0
+        #: The head itself once seen (an HTTP status line and fields).
+        self.head = b""
         self._head = bytearray() if head else None
         self._body_sha1 = hashlib.sha1() if head else None
+        self._owner = owner
+        self._memory: list[bytes] | None = []
+        #: Where the bytes went past SPOOL_MEMORY: the recorder's sink, or a temporary file.
+        self.sink: Sink | None = None
         self._worker: ThreadPoolExecutor | None = None
         self._pending: deque[Future[None]] = deque()
+        self._batch: list[bytes] = []
+        self._batch_size = 0
+
+    @property
+    def in_place(self) -> bool:
+        """True when the recorder took the bytes as they came (nothing to copy once complete)."""
+        return self.sink is not None and not isinstance(self.sink, _TempSink)
 
     def write(self, data: bytes) -> None:
-        self.size += len(data)
-        if self._worker is None and self.size > SPOOL_MEMORY:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetcher-spool")
-        if self._worker is None:
-            self._store(data)
+        if not data:
             return
-        self._pending.append(self._worker.submit(self._store, data))
+        self.size += len(data)
+        if self._memory is not None:
+            data = bytes(data)
+            self._memory.append(data)
+            self._hash(data)
+            if self.size > SPOOL_MEMORY:
+                self._leave_memory()
+            return
+        self._batch.append(data)
+        self._batch_size += len(data)
+        if self._batch_size >= BATCH:
+            self._submit()
+
+    def _leave_memory(self) -> None:
+        """Past SPOOL_MEMORY: hand what is in memory to a sink, and start the worker thread."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        assert self._memory is not None
+        early = b"".join(self._memory)
+        self._memory = None
+        sink: Sink | None = None
+        if self._owner is not None:
+            sink = self._owner.recorder.sink(self, self._owner.url, early)
+        self.sink = sink if sink is not None else _TempSink()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetcher-spool")
+        self._pending.append(self._worker.submit(self._put, self.sink, early))
+
+    def _submit(self) -> None:
+        assert self._worker is not None and self.sink is not None
+        batch, self._batch, self._batch_size = self._batch, [], 0
+        self._pending.append(self._worker.submit(self._store, self.sink, batch))
         while self._pending and (len(self._pending) > PENDING or self._pending[0].done()):
             self._pending.popleft().result()
 
-    def _store(self, data: bytes) -> None:
+    def _store(self, sink: Sink, batch: list[bytes]) -> None:
+        for data in batch:
+            self._hash(data)
+        self._put(sink, b"".join(batch) if len(batch) > 1 else batch[0])
+
+    @staticmethod
+    def _put(sink: Sink, data: bytes) -> None:
         try:
-            self.file.write(data)
+            sink.write(data)
         except OSError as error:
             from .errors import OutputError
 
             raise OutputError(
-                f"cannot spool a payload for the WARC file: {error.strerror or error}",
-                hint="free space in the temporary directory ($TMPDIR)",
+                f"cannot write a payload for the WARC file: {error.strerror or error}",
+                hint="free space where the WARC file and the temporary directory ($TMPDIR) are",
             ) from None
+
+    def _hash(self, data: bytes) -> None:
         self._sha1.update(data)
         if self._head is not None:
             self._find_head(data)
@@ -110,7 +185,9 @@ class Spool:
             self._body_sha1.update(data)
 
     def settle(self) -> None:
-        """Wait for the worker to store every chunk written so far."""
+        """Wait for the worker to store every byte written so far."""
+        if self._batch:
+            self._submit()
         while self._pending:
             self._pending.popleft().result()
         if self._worker is not None:
@@ -128,6 +205,7 @@ class Spool:
                 self._body_sha1 = None
             return
         self.head_length = end + 4
+        self.head = bytes(self._head[: end + 4])
         self._body_sha1.update(self._head[end + 4 :])
         self._head = None
 
@@ -146,16 +224,32 @@ class Spool:
         return _warc_digest(self._body_sha1)
 
     def rewind(self) -> IO[bytes]:
+        """The bytes from the start (not for a spool whose bytes went in place into the archive)."""
         self.settle()
-        self.file.seek(0)
-        return self.file
+        if self._memory is not None:
+            return io.BytesIO(b"".join(self._memory))
+        assert isinstance(self.sink, _TempSink), "the bytes are in the archive already"
+        self.sink.file.seek(0)
+        return self.sink.file
+
+    def to_disk(self) -> None:
+        """Move bytes held in memory to a temporary file (a capture waiting its turn to be written)."""
+        if self._memory is None:
+            return
+        sink = _TempSink()
+        for data in self._memory:
+            sink.write(data)
+        self._memory = None
+        self.sink = sink
 
     def close(self) -> None:
         try:
             self.settle()
         except Exception:  # the retrieval is over either way; the spool only has to go
             pass
-        self.file.close()
+        self._memory = None
+        if self.sink is not None:
+            self.sink.abandon()  # a no-op for an in-place record the recorder finished
 
 
 @dataclass
@@ -181,6 +275,8 @@ class Capture:
     dialogue: list[str]
     #: Set when the retrieval was one hop of a redirect.
     hop: bool = False
+    #: Why the last response is not whole (WARC-Truncated: "length", "disconnect"), if it is not.
+    truncated: str | None = None
 
     def close(self) -> None:
         for exchange in self.exchanges:
@@ -192,7 +288,11 @@ class Capture:
 class Recorder(Protocol):
     """Something that keeps captures (fetcher.warc.WarcRecorder)."""
 
-    async def record(self, capture: Capture) -> None: ...
+    async def record(self, capture: Capture) -> None:
+        """Keep a completed retrieval; the recorder closes the capture once written."""
+
+    def sink(self, spool: Spool, url: str, early: bytes) -> Sink | None:
+        """Take a large payload's bytes as they arrive (None: spool them to a temporary file)."""
 
 
 class Tap:
@@ -209,6 +309,10 @@ class Tap:
         self._listing: Spool | None = None
         self.listing_type: str | None = None
         self.complete = False
+        #: Set by a handler when a failure is itself an answer worth archiving (an HTTP error page).
+        self.answered = False
+        #: Set by a handler that stopped reading a response early (see `Capture.truncated`).
+        self.truncated: str | None = None
         self.closed = False
 
     def __repr__(self) -> str:
@@ -219,7 +323,7 @@ class Tap:
     def request(self, data: bytes) -> None:
         """A request as sent (secrets already masked by the handler); starts an exchange."""
         if not self.closed:
-            self.exchanges.append(Exchange(bytes(data)))
+            self.exchanges.append(Exchange(bytes(data), Spool(head=True, owner=self)))
 
     def response(self, data: bytes) -> None:
         """Bytes received in answer to the last `request`, as they arrived."""
@@ -231,7 +335,7 @@ class Tap:
         if self.closed:
             return
         if self._listing is None:
-            self._listing = Spool()
+            self._listing = Spool(owner=self)
         if content_type is not None:
             self.listing_type = content_type
         self._listing.write(data)
@@ -254,7 +358,7 @@ class Tap:
         if self.closed or self.exchanges:
             return
         if self._payload is None:
-            self._payload = Spool()
+            self._payload = Spool(owner=self)
         self._payload.write(data)
 
     async def commit(self, resource: Resource | None = None, *, hop: bool = False) -> None:
@@ -283,13 +387,15 @@ class Tap:
                 content_type = "text/plain; charset=utf-8"
         # Wire exchanges are the dialogue themselves: no second copy from the trace.
         dialogue = [] if self.exchanges else self.dialogue
-        capture = Capture(self.url, self.scheme, kind, content_type, self.exchanges, payload, dialogue, hop)
+        capture = Capture(self.url, self.scheme, kind, content_type, self.exchanges, payload, dialogue, hop,
+                          self.truncated)  # fmt: skip
         self.exchanges = []
         self._drop()
         try:
-            await self.recorder.record(capture)
-        finally:
+            await self.recorder.record(capture)  # the recorder closes it once written
+        except BaseException:
             capture.close()
+            raise
 
     def discard(self) -> None:
         """The retrieval failed: nothing of it is archived."""
@@ -377,4 +483,3 @@ def recording(recorder: Recorder) -> Iterator[None]:
         _recorder.reset(token)
         trace.removeHandler(handler)
         del trace.isEnabledFor
-

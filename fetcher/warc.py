@@ -8,10 +8,28 @@ a `metadata` record of Content-Type `text/x-SCHEME-control-conversation`,
 the form Heritrix and wpull use for FTP: "> " sent, "< " received, "* "
 notes), or a dialogue alone (a redirect or resolution hop: `metadata`).
 
-Records are written whole, one gzip member each, by one writer at a time
-(an anyio lock; the compression runs in a worker thread so other transfers
-keep moving), and only for retrievals that completed: an interrupted run
-leaves a file of whole records.  `--warc-max-size` starts a new file
+Records are written by one writer at a time (an anyio lock; large ones in a
+worker thread so other transfers keep moving), one gzip member each, and
+only for retrievals that completed or were answered (an HTTP error page, an
+FTP 550's dialogue).
+
+A large payload is not copied: past the first 256 KiB (`fetcher.tap.Spool`)
+the recorder takes its bytes as they arrive and writes them in place at the
+end of the file (`_InPlace`), deflated at level 1, or as stored deflate
+blocks when a sample shows they do not compress.  The record's head (its
+length and digests are known only at the end) goes into room reserved
+before the payload: the member's gzip header carries an "extra" field
+(RFC 1952 2.3.1.1) that takes up whatever room the head leaves, so the
+member stays one ordinary gzip member.  Its CRC-32 is the CRC of the head
+combined with the CRC of the payload taken while it streamed.  One record
+at a time is written so; other records that complete meanwhile wait in
+memory or temporary files and are written after it.  A retrieval that fails
+or is interrupted (Ctrl-C, SIGTERM, a server closing early) has its
+in-place bytes cut off the file again: the file ends with whole records.
+Only SIGKILL or a power cut during an in-place record leaves its bytes at
+the end of the file, unfinished.
+
+`--warc-max-size` starts a new file
 (NAME-00000.warc.gz, NAME-00001.warc.gz, ...) once one passes the size;
 each file starts with its own `warcinfo`.  `--warc-cdx` writes NAME.cdxj
 (one line per response, resource or revisit record); `--warc-dedup` writes
@@ -24,7 +42,9 @@ import io
 import json
 import os
 import platform
+import signal
 import struct
+import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,10 +55,12 @@ from urllib.parse import urlsplit
 
 import anyio
 from warcio.recordbuilder import RecordBuilder
+from warcio.recordloader import ArcWarcRecordLoader
+from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from . import __version__
-from .tap import Capture, Spool
+from .tap import Capture, Sink, Spool
 from .url import redact
 
 #: zlib level of each record's gzip member: 6 (zlib's default) is wget's
@@ -57,6 +79,13 @@ STORED_RATIO = 0.9
 INLINE_BYTES = 256 * 1024
 #: Bytes read from a spool at a time while writing a record (warcio reads 16 KiB).
 READ_SIZE = 1 << 20
+#: zlib level of a record written in place while it streams: level 1 deflates
+#: text at several hundred MB/s, level 6 at a fraction of a network's speed.
+STREAM_GZIP_LEVEL = 1
+#: Room kept for the Content-Type of a record written in place (known only at its end).
+CONTENT_TYPE_ROOM = 512
+#: Most bytes of captures waiting in memory while a record is written in place; past it they go to disk.
+WAITING_MEMORY = 16 << 20
 
 
 class _Member:
@@ -107,6 +136,151 @@ class _StoredMember:
 
     def finish(self) -> None:
         self.out.write(b"\x01\x00\x00\xff\xff" + struct.pack("<II", self.crc, self.size & 0xFFFFFFFF))
+
+
+_CRC_POLY = 0xEDB88320
+
+
+def _multiply_mod_p(a: int, b: int) -> int:
+    """a * b modulo the CRC-32 polynomial (bit-reflected, as zlib's multmodp)."""
+    m = 1 << 31
+    product = 0
+    while m:
+        if a & m:
+            product ^= b
+        b = (b >> 1) ^ _CRC_POLY if b & 1 else b >> 1
+        m >>= 1
+    return product
+
+
+def _x_to_the_8n(n: int) -> int:
+    """x**(8n) modulo the CRC-32 polynomial."""
+    power = 1 << 31  # x**0
+    square = 1 << 30  # x**1, squared as the bits of 8n are walked
+    n *= 8
+    while n:
+        if n & 1:
+            power = _multiply_mod_p(square, power)
+        square = _multiply_mod_p(square, square)
+        n >>= 1
+    return power
+
+
+def crc32_combine(crc1: int, crc2: int, length2: int) -> int:
+    """The CRC-32 of A+B from the CRC of A, the CRC of B and B's length (zlib's crc32_combine)."""
+    return _multiply_mod_p(_x_to_the_8n(length2), crc1) ^ crc2
+
+
+_FULL_STORED_BLOCK = b"\x00" + struct.pack("<HH", 0xFFFF, 0)
+
+
+def _stored_blocks(data: bytes) -> list[bytes | memoryview]:
+    """`data` framed as non-final stored deflate blocks (RFC 1951 3.2.4), as buffers for one writev."""
+    view = memoryview(data)
+    buffers: list[bytes | memoryview] = []
+    for start in range(0, len(view), 0xFFFF):
+        piece = view[start : start + 0xFFFF]
+        length = len(piece)
+        header = _FULL_STORED_BLOCK if length == 0xFFFF else b"\x00" + struct.pack("<HH", length, length ^ 0xFFFF)
+        buffers.append(header)
+        buffers.append(piece)
+    return buffers
+
+
+class _InPlace:
+    """One record written in place at the end of the WARC file while its bytes arrive (see module docstring).
+
+    Layout of its gzip member: a gzip header with an extra field, the WARC
+    head in a stored deflate block, the payload (deflated, or stored
+    blocks), the record's closing CRLF CRLF in the final block, CRC-32 and
+    size.  Everything from the gzip header to the WARC head is the reserved
+    room, written at the end; the extra field's length absorbs the slack.
+    """
+
+    GZIP_HEADER = b"\x1f\x8b\x08\x04\x00\x00\x00\x00\x00\xff"  # FLG.FEXTRA; no name, no mtime, OS unknown
+    ROOM_OVERHEAD = len(GZIP_HEADER) + 2 + 4 + 5  # XLEN, one extra subfield's header, the stored block's header
+
+    def __init__(self, recorder: WarcRecorder, spool: Spool, fd: int, offset: int, room: int, level: int) -> None:
+        self.recorder = recorder
+        self.spool = spool
+        self.fd = fd
+        self.offset = offset
+        self.room = room
+        self.position = offset + room
+        self.crc = 0
+        self.length = 0
+        self.compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS) if level else None
+        #: Held while bytes go to the file, so an abort (SIGTERM) never races a write.
+        self.lock = threading.Lock()
+        self.done = False
+
+    def write(self, data: bytes) -> None:
+        with self.lock:
+            if self.done:
+                return
+            self.crc = zlib.crc32(data, self.crc)
+            self.length += len(data)
+            if self.compressor is None:
+                self._put(_stored_blocks(data))
+            else:
+                out = self.compressor.compress(data)
+                if out:
+                    self._put([out])
+
+    def _put(self, buffers: Sequence[bytes | memoryview]) -> None:
+        for start in range(0, len(buffers), 512):  # under IOV_MAX
+            group = buffers[start : start + 512]
+            total = sum(len(buffer) for buffer in group)
+            written = os.pwritev(self.fd, group, self.position)
+            if written < total:  # a short write: the rest one piece at a time
+                rest = b"".join(group)[written:]
+                while rest:
+                    count = os.pwrite(self.fd, rest, self.position + written)
+                    written += count
+                    rest = rest[count:]
+            self.position += total
+
+    def fits(self, head: bytes) -> bool:
+        return len(head) + self.ROOM_OVERHEAD <= self.room
+
+    def finish(self, head: bytes) -> int:
+        """Close the member around `head` and the payload written; the file offset after it."""
+        with self.lock:
+            assert not self.done and self.fits(head)
+            self.done = True
+            if self.compressor is None:
+                tail = b"\x01" + struct.pack("<HH", 4, 4 ^ 0xFFFF) + b"\r\n\r\n"
+            else:
+                tail = self.compressor.compress(b"\r\n\r\n") + self.compressor.flush()
+            rest_crc = zlib.crc32(b"\r\n\r\n", self.crc)
+            rest_length = self.length + 4
+            crc = crc32_combine(zlib.crc32(head), rest_crc, rest_length)
+            size = (len(head) + rest_length) & 0xFFFFFFFF
+            self._put([tail, struct.pack("<II", crc, size)])
+            extra = self.room - self.ROOM_OVERHEAD - len(head)  # padding bytes of the extra subfield
+            reserved = b"".join([
+                self.GZIP_HEADER,
+                struct.pack("<H", extra + 4),
+                b"FP" + struct.pack("<H", extra) + bytes(extra),  # subfield "FP": fetcher's padding
+                b"\x00" + struct.pack("<HH", len(head), len(head) ^ 0xFFFF),
+                head,
+            ])  # fmt: skip
+            assert len(reserved) == self.room
+            os.pwrite(self.fd, reserved, self.offset)
+            return self.position
+
+    def abandon(self) -> None:
+        """The payload makes no record after all (the retrieval failed): cut it off the file."""
+        self.recorder._release(self)
+
+    def cut(self) -> bool:
+        """Take the member's bytes off the end of the file (False if it was finished or cut before)."""
+        with self.lock:
+            if self.done:
+                return False
+            self.done = True
+            os.ftruncate(self.fd, self.offset)
+            return True
 
 
 class _Writer(WARCWriter):  # type: ignore[misc]
@@ -213,8 +387,12 @@ class WarcRecorder:
         self.paths: list[Path] = []
         self._seen: dict[str, _Seen] = {}
         self._cdx: IO[str] | None = open(base + ".cdxj", "w", encoding="utf-8") if cdx else None  # noqa: SIM115
-        self._cdx_lines: list[str] = []
         self.records = 0
+        #: The record being written in place at the end of the file, if any.
+        self._in_place: _InPlace | None = None
+        #: Captures that completed while a record was written in place: written after it.
+        self._waiting: list[Capture] = []
+        self._waiting_memory = 0
         self._open_file()
 
     # -- files -------------------------------------------------------------
@@ -251,7 +429,7 @@ class WarcRecorder:
             return self.gzip_level
         sample = spool.rewind().read(SAMPLE)
         spool.rewind()
-        return 0 if len(zlib.compress(sample, 1)) > STORED_RATIO * len(sample) else self.gzip_level
+        return 0 if _incompressible(sample) else self.gzip_level
 
     def _write(self, record: Any, level: int | None = None) -> None:
         """One record as one gzip member, written whole; its CDXJ line after it."""
@@ -268,27 +446,31 @@ class WarcRecorder:
         self._file.flush()
         self.records += 1
         if self._cdx is not None:
-            self._index_line(record, offset, self._file.tell() - offset)
+            self._index_record(record, offset, self._file.tell() - offset)
 
-    def _index_line(self, record: Any, offset: int, length: int) -> None:
-        assert self._cdx is not None
+    def _index_record(self, record: Any, offset: int, length: int) -> None:
         kind = record.rec_type
-        if kind not in ("response", "resource", "revisit"):
-            return
         headers = record.rec_headers
-        uri = headers.get_header("WARC-Target-URI")
-        date = headers.get_header("WARC-Date") or ""
+        if kind == "response" and record.http_headers is not None:
+            mime = record.http_headers.get_header("Content-Type")
+        else:
+            mime = record.content_type
+        http = record.http_headers if kind != "resource" else None
+        status = http.get_statuscode() if http is not None else None
+        self._index_line(kind, headers.get_header("WARC-Target-URI"), headers.get_header("WARC-Date") or "",
+                         mime, status, headers.get_header("WARC-Payload-Digest"), offset, length)  # fmt: skip
+
+    def _index_line(
+        self, kind: str, uri: str, date: str, mime: str | None, status: str | None, digest: str | None,
+        offset: int, length: int,
+    ) -> None:  # fmt: skip
+        if self._cdx is None or kind not in ("response", "resource", "revisit"):
+            return
         stamp = "".join(ch for ch in date if ch.isdigit())[:14]
         fields: dict[str, Any] = {"url": uri}
-        if kind == "revisit":
-            fields["mime"] = "warc/revisit"
-        elif record.http_headers is not None and kind == "response":
-            fields["mime"] = (record.http_headers.get_header("Content-Type") or "unk").split(";")[0].strip()
-        else:
-            fields["mime"] = (record.content_type or "unk").split(";")[0].strip()
-        if record.http_headers is not None and kind != "resource":
-            fields["status"] = record.http_headers.get_statuscode()
-        digest = headers.get_header("WARC-Payload-Digest")
+        fields["mime"] = "warc/revisit" if kind == "revisit" else (mime or "unk").split(";")[0].strip()
+        if status is not None:
+            fields["status"] = status
         if digest:
             fields["digest"] = digest
         fields.update(length=str(length), offset=str(offset), filename=self.paths[-1].name)
@@ -296,6 +478,18 @@ class WarcRecorder:
         self._cdx.flush()
 
     def close(self) -> None:
+        """Cut an unfinished in-place record, write the captures still waiting, close the files."""
+        if self._in_place is not None:
+            try:
+                self._in_place.spool.settle()
+            finally:
+                self._release(self._in_place)
+        while self._waiting and self._file is not None:
+            capture = self._waiting.pop(0)
+            try:
+                self._write_capture(capture)
+            finally:
+                capture.close()
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -303,41 +497,199 @@ class WarcRecorder:
             self._cdx.close()
             self._cdx = None
 
+    def guard_termination(self) -> None:
+        """On SIGTERM, cut an unfinished in-place record off the file before the process ends as it would have.
+
+        Only from the main thread, and not when SIGTERM is ignored or
+        already handled by someone else (a library's caller decides then).
+        """
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return
+
+        def on_terminate(signum: int, frame: Any) -> None:
+            in_place = self._in_place
+            if in_place is not None and in_place.lock.acquire(timeout=5):
+                in_place.lock.release()
+                in_place.cut()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, on_terminate)
+
+    # -- records written in place -----------------------------------------------
+
+    def sink(self, spool: Spool, url: str, early: bytes) -> Sink | None:
+        """Take a large payload's bytes as they arrive, in place at the end of the file, if it is free."""
+        if self._file is None or self._in_place is not None or self._lock.locked() or self._waiting:
+            return None
+        content_type = "application/http; msgtype=response" if spool.message else "x" * CONTENT_TYPE_ROOM
+        widest = self._head_bytes(
+            "response" if spool.message else "resource", url, "0" * 27, RecordBuilder._make_warc_id(),
+            content_type, 10**20, "sha1:" + "A" * 32, "sha1:" + "A" * 32, "disconnect",
+        )  # fmt: skip
+        room = len(widest) + _InPlace.ROOM_OVERHEAD
+        if room - _InPlace.ROOM_OVERHEAD > 0xFFFF:  # a head past one stored block (a URL of ~64 KiB): spool it
+            return None
+        self._rotate_if_full()
+        self._file.flush()
+        stored = self.gzip_level == 0 or _incompressible(early[:SAMPLE])
+        level = 0 if stored else min(self.gzip_level, STREAM_GZIP_LEVEL)
+        self._in_place = _InPlace(self, spool, self._file.fileno(), self._file.tell(), room, level)
+        return self._in_place
+
+    def _release(self, in_place: _InPlace) -> None:
+        """An in-place record that makes no record: its bytes leave the file, which is free again."""
+        if in_place.cut() and self._file is not None:
+            self._file.seek(in_place.offset)
+        if self._in_place is in_place:
+            self._in_place = None
+
+    @staticmethod
+    def _head_bytes(
+        kind: str, uri: str, date: str, record_id: str, content_type: str, length: int,
+        block_digest: str | None, payload_digest: str | None, truncated: str | None,
+    ) -> bytes:  # fmt: skip
+        fields = [("WARC-Type", kind), ("WARC-Record-ID", record_id), ("WARC-Target-URI", uri), ("WARC-Date", date)]
+        if block_digest:
+            fields.append(("WARC-Block-Digest", block_digest))
+        if payload_digest:
+            fields.append(("WARC-Payload-Digest", payload_digest))
+        if truncated:
+            fields.append(("WARC-Truncated", truncated))
+        fields += [("Content-Type", content_type), ("Content-Length", str(length))]
+        return bytes(StatusAndHeaders("", fields, protocol="WARC/1.1").to_bytes(encoding="utf-8"))
+
+    def _finish_in_place(self, capture: Capture, spool: Spool, date: str, truncated: str | None) -> str:
+        """Close the record written in place (or, a payload seen before with --warc-dedup, make it a revisit)."""
+        in_place = spool.sink
+        assert isinstance(in_place, _InPlace) and self._file is not None
+        uri = capture.url
+        spool.settle()
+        http_headers = None
+        if spool.message:
+            kind, content_type, payload_digest = "response", "application/http; msgtype=response", spool.body_digest
+            if spool.head:
+                loader = ArcWarcRecordLoader()
+                http_headers = loader.load_http_headers("response", uri, io.BytesIO(spool.head), len(spool.head))
+        else:
+            kind, payload_digest = "resource", spool.digest
+            content_type = capture.content_type or "application/octet-stream"
+        seen = self._seen.get(payload_digest) if self.dedup and payload_digest else None
+        if seen is not None:
+            assert payload_digest is not None
+            self._release(in_place)
+            revisit = self._writer.create_revisit_record(
+                uri, payload_digest, seen.uri, seen.date, http_headers=http_headers,
+                warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": seen.record_id},
+            )  # fmt: skip
+            if http_headers is None:
+                revisit.content_type = content_type
+            self._write(revisit)
+            return str(revisit.rec_headers.get_header("WARC-Record-ID"))
+        record_id = RecordBuilder._make_warc_id()
+        content_type = content_type[:CONTENT_TYPE_ROOM]
+        head = self._head_bytes(
+            kind, uri, date, record_id, content_type, spool.size, spool.digest, payload_digest, truncated
+        )
+        end = in_place.finish(head)
+        self._in_place = None
+        self._file.seek(end)
+        self.records += 1
+        if self.dedup and payload_digest:
+            self._seen[payload_digest] = _Seen(uri, date, record_id)
+        if http_headers is not None:
+            mime, status = http_headers.get_header("Content-Type"), http_headers.get_statuscode()
+        else:
+            mime, status = content_type, None
+        self._index_line(kind, uri, date, mime, status, payload_digest, in_place.offset, end - in_place.offset)
+        return str(record_id)
+
     # -- captures ----------------------------------------------------------
 
+    def _owns_in_place(self, capture: Capture) -> bool:
+        return self._in_place is not None and any(spool is self._in_place.spool for spool in _spools(capture))
+
+    def _wait(self, capture: Capture) -> None:
+        """Keep a capture until the record written in place is finished (in memory up to WAITING_MEMORY)."""
+        for spool in _spools(capture):
+            if spool.sink is None:
+                if self._waiting_memory + spool.size > WAITING_MEMORY:
+                    spool.to_disk()
+                else:
+                    self._waiting_memory += spool.size
+        self._waiting.append(capture)
+
     async def record(self, capture: Capture) -> None:
-        """Write one completed retrieval's records (whole, under the lock, in a worker thread)."""
-        size = sum(exchange.response.size for exchange in capture.exchanges)
-        size += capture.payload.size if capture.payload is not None else 0
+        """Write one completed retrieval's records (whole, under the lock, large ones in a worker thread)."""
+        if self._in_place is not None and not self._owns_in_place(capture):
+            self._wait(capture)
+            return
         async with self._lock:
-            if size <= INLINE_BYTES:
+            if self._in_place is not None and not self._owns_in_place(capture):
+                self._wait(capture)
+                return
+            size = sum(spool.size for spool in _spools(capture) if not spool.in_place)
+            if self._waiting:
+                size += INLINE_BYTES + 1  # whatever waited is written too: in the thread
+            if size <= INLINE_BYTES and not self._owns_in_place(capture):
                 # A small capture costs less to write than a hand-off to a thread.
-                self._write_capture(capture)
+                self._write_and_close(capture)
             else:
-                await anyio.to_thread.run_sync(self._write_capture, capture)
+                await anyio.to_thread.run_sync(self._write_and_close, capture)
+
+    def _write_and_close(self, capture: Capture) -> None:
+        """Write a capture, then (once nothing is written in place) those that waited for it."""
+        try:
+            self._write_capture(capture)
+        finally:
+            capture.close()
+        while self._waiting and self._in_place is None:
+            waiting = self._waiting.pop(0)
+            try:
+                self._write_capture(waiting)
+            finally:
+                waiting.close()
+        if not self._waiting:
+            self._waiting_memory = 0
 
     def _write_capture(self, capture: Capture) -> None:
         if self._file is None:
             return
-        self._rotate_if_full()  # a new file only when something is to be written in it
         date = RecordBuilder._make_warc_date(use_micros=True)
         uri = capture.url
         main_id: str | None = None
+        last = capture.exchanges[-1] if capture.exchanges else None
+        # A record written in place ends the file: it is finished before anything else is written.
+        finished: dict[int, str] = {}
+        for spool in _spools(capture):
+            if spool.in_place:
+                truncated = capture.truncated if last is not None and spool is last.response else None
+                finished[id(spool)] = self._finish_in_place(capture, spool, date, truncated)
+        if not finished:
+            self._rotate_if_full()  # a new file only when something is to be written in it
         for exchange in capture.exchanges:
-            if exchange.response.size == 0:
-                continue
             spool = exchange.response
-            level = self._level_for(spool)
-            headers = {"WARC-Date": date}
-            if spool.body_digest is not None:
-                # Digests taken as the bytes arrived; checked below against the head warcio parses.
-                headers.update({"WARC-Block-Digest": spool.digest, "WARC-Payload-Digest": spool.body_digest})
-            response = self._writer.create_warc_record(
-                uri, "response", payload=spool.rewind(), length=spool.size, warc_headers_dict=headers
-            )
-            self._check_digests(response, spool)
-            response = self._deduplicated(response, uri, date)
-            main_id = response.rec_headers.get_header("WARC-Record-ID")
+            if spool.size == 0:
+                continue
+            if id(spool) in finished:
+                main_id = finished[id(spool)]
+            else:
+                headers = {"WARC-Date": date}
+                if spool.body_digest is not None:
+                    # Digests taken as the bytes arrived; checked below against the head warcio parses.
+                    headers.update({"WARC-Block-Digest": spool.digest, "WARC-Payload-Digest": spool.body_digest})
+                if exchange is last and capture.truncated:
+                    headers["WARC-Truncated"] = capture.truncated
+                level = self._level_for(spool)
+                response = self._writer.create_warc_record(
+                    uri, "response", payload=spool.rewind(), length=spool.size, warc_headers_dict=headers
+                )
+                self._check_digests(response, spool)
+                response = self._deduplicated(response, uri, date)
+                main_id = response.rec_headers.get_header("WARC-Record-ID")
+                self._write(response, level)
             request = self._writer.create_warc_record(
                 uri,
                 "request",
@@ -345,27 +697,29 @@ class WarcRecorder:
                 length=len(exchange.request),
                 warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": main_id},
             )
-            self._write(response, level)
             self._write(request)
         if capture.payload is not None:
             payload = capture.payload
-            level = self._level_for(payload)
-            headers = {
-                "WARC-Date": date,
-                "WARC-Block-Digest": payload.digest,
-                "WARC-Payload-Digest": payload.digest,
-            }
-            resource = self._writer.create_warc_record(
-                uri,
-                "resource",
-                payload=payload.rewind(),
-                length=payload.size,
-                warc_content_type=capture.content_type or "application/octet-stream",
-                warc_headers_dict=headers,
-            )
-            resource = self._deduplicated(resource, uri, date)
-            main_id = resource.rec_headers.get_header("WARC-Record-ID")
-            self._write(resource, level)
+            if id(payload) in finished:
+                main_id = finished[id(payload)]
+            else:
+                level = self._level_for(payload)
+                headers = {
+                    "WARC-Date": date,
+                    "WARC-Block-Digest": payload.digest,
+                    "WARC-Payload-Digest": payload.digest,
+                }
+                resource = self._writer.create_warc_record(
+                    uri,
+                    "resource",
+                    payload=payload.rewind(),
+                    length=payload.size,
+                    warc_content_type=capture.content_type or "application/octet-stream",
+                    warc_headers_dict=headers,
+                )
+                resource = self._deduplicated(resource, uri, date)
+                main_id = resource.rec_headers.get_header("WARC-Record-ID")
+                self._write(resource, level)
         if capture.dialogue:
             text = "".join(line + "\r\n" for line in capture.dialogue).encode("utf-8", "surrogateescape")
             headers = {"WARC-Date": date}
@@ -417,3 +771,15 @@ class WarcRecorder:
         if record.http_headers is None:
             revisit.content_type = record.content_type or "application/octet-stream"
         return revisit
+
+
+def _spools(capture: Capture) -> list[Spool]:
+    spools = [exchange.response for exchange in capture.exchanges]
+    if capture.payload is not None:
+        spools.append(capture.payload)
+    return spools
+
+
+def _incompressible(sample: bytes) -> bool:
+    """True when a sample deflates to more than STORED_RATIO of its size (random, or compressed already)."""
+    return len(sample) >= 4096 and len(zlib.compress(sample, 1)) > STORED_RATIO * len(sample)
