@@ -278,6 +278,7 @@ def _archive(args: argparse.Namespace) -> Iterator[None]:
     try:
         recorder = WarcRecorder(args.warc_file, max_size=args.warc_max_size, cdx=args.warc_cdx,
                                 dedup=args.warc_dedup, command_line=args.argv)  # fmt: skip
+        recorder.guard_termination()
     except OSError as error:
         from .errors import OutputError
 

@@ -24,7 +24,7 @@ import anyio
 
 from . import guard, tap
 from .batch import FetchAll
-from .errors import FetchError, ProtocolError, UsageError
+from .errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
 from .net import Budget, Connection, current_budget, open_connection, trace
 from .pool import Pool
 from .ratelimit import RateLimiter
@@ -152,6 +152,15 @@ class Session:
         )
 
 
+async def _settle_failed_tap(failed: tap.Tap, error: BaseException) -> None:
+    """A retrieval the server refused is archived (an HTTP error page; the dialogue of an FTP 550); others are not."""
+    if isinstance(error, FetchError) and (failed.answered or isinstance(error, (NotFound, AuthError))):
+        with anyio.CancelScope(shield=True):
+            await failed.commit()
+    else:
+        failed.discard()
+
+
 @dataclass
 class Fetched:
     """A whole retrieval in memory: what `Client.fetch` returns."""
@@ -266,9 +275,9 @@ class Client:
         session.tap = tap.start(url.redacted(), url.scheme)
         try:
             resource = await handler.open(url, session)
-        except BaseException:
+        except BaseException as error:
             if session.tap is not None:
-                session.tap.discard()
+                await _settle_failed_tap(session.tap, error)
             raise
         if session.tap is not None and resource.tap is None and not session.tap.closed:
             resource.tap = session.tap

@@ -235,8 +235,11 @@ async def test_a_failed_fetch_leaves_a_valid_warc_of_what_completed(http: HTTPTe
     assert done.returncode == 1
     assert b"404" in done.stderr
     records = read_warc(tmp_path / "out.warc.gz")
-    assert [r.type for r in records] == ["warcinfo", "response", "request"]
+    # The 404 is an answer: archived as one (tests/test_warc_failures.py covers the cut transfers).
+    assert [(r.type, r.url) for r in records[1:]] == [(kind, http.url(path)) for path in ("/body.bin", "/missing")
+                                                      for kind in ("response", "request")]  # fmt: skip
     assert records[1].raw == BODY
+    assert records[3].http.get_statuscode() == "404"
 
 
 async def test_rotation_cdx_and_dedup(http: HTTPTestServer, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from email.utils import formatdate
 
 import h11
 
+from fetcher import tap as archive
 from fetcher.client import Session
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
 from fetcher.guard import check_headers
@@ -333,9 +334,11 @@ class Handler:
                 size += len(piece)
                 if size > limit:
                     await lease.aclose()
+                    _archived_short("length")
                     return b"".join(parts)[:limit], False
         except FetchError:
             await lease.aclose()
+            _archived_short("disconnect")
             return b"".join(parts)[:limit], False
         return b"".join(parts), True
 
@@ -344,12 +347,23 @@ class Handler:
         length = rules.content_length(headers)
         if length is not None and length > rules.ERROR_BODY_LIMIT:
             await lease.aclose()
+            _archived_short("length")
             return
         await self._read_some(lease, [], rules.ERROR_BODY_LIMIT)
 
     async def _error_body(self, lease: Lease, headers: rules.Headers) -> bytes:
         body, _ = await self._read_some(lease, headers, rules.ERROR_BODY_LIMIT)
+        tap = archive.current()
+        if tap is not None:
+            tap.answered = True  # an error page is a response: archived, as wget and Heritrix do
         return body
+
+
+def _archived_short(reason: str) -> None:
+    """A response body not read to its end: its WARC record says so (WARC-Truncated)."""
+    tap = archive.current()
+    if tap is not None:
+        tap.truncated = reason
 
 
 def _not_followed(url: HttpURL, status: int, reason: str, location: str | None) -> rules.RedirectNotFollowed:
