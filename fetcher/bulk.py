@@ -26,6 +26,7 @@ import anyio
 from . import guard
 from .client import Client, Fetched, Outcome
 from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
+from .etags import EtagStore
 from .layout import Layout, load_done, make_dirs
 from .mirror import Mirror, is_html, page_links
 from .render import listing_json
@@ -217,6 +218,11 @@ class BulkRun:
             if args.recursive
             else None
         )
+        if self.mirror is not None and self.mirror.timestamping:
+            self.mirror.etags = EtagStore(self.layout.root)
+            self.layout.reserve(self.mirror.etags.path)  # no URL is saved over the state file
+            for problem in self.mirror.etags.load():
+                progress.log(problem)
 
     def finish(self, job: Job, record: dict[str, Any], *, queued: bool = True) -> None:
         """Record a job's outcome; `queued` is False for jobs that never reached the queue."""
@@ -398,6 +404,9 @@ class BulkRun:
         when = self.mirror.condition(job.url, path)
         if when is not None:
             self.client.conditions[key] = when
+            tag = self.mirror.etag(job.url, path)
+            if tag is not None:
+                self.client.etags[key] = tag
         return False
 
     def _over_cap(self) -> bool:
@@ -431,7 +440,9 @@ class BulkRun:
             if getattr(self.args, "content_disposition", False) and result.filename:
                 result = await self._server_named(job, result)
             if self.mirror is not None:
-                common["change"] = self.mirror.saved(job.url, result.path)  # type: ignore[arg-type]
+                common["change"] = self.mirror.saved(job.url, result.path, result.etag)  # type: ignore[arg-type]
+                if result.etag is not None:
+                    common["etag"] = result.etag
             self.finish(
                 job,
                 _record(
@@ -626,6 +637,8 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     finally:
         manifest.close()
     if run.mirror is not None:
+        if run.mirror.etags is not None and (problem := run.mirror.etags.save()) is not None:
+            sys.stderr.write(problem + "\n")
         sys.stderr.write(run.mirror.summary.line())
     else:
         sys.stderr.write(_summary(run.totals, time.monotonic() - started))

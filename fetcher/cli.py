@@ -73,6 +73,7 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "gopher_strict": args.gopher_strict,
         "resolve_only": args.resolve_only,
         "listing_facts": args.json,
+        "ftp_facts": args.ftp_facts,
         "interactive": args.interactive,
         "proxy": args.proxy,
         "jobs": args.jobs,

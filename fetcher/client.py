@@ -212,6 +212,8 @@ class Client:
         self.conditions: dict[str, float] = {}
         #: --limit-rate: one bucket for every transfer of this client (a whole bulk run or mirror).
         self.rate: RateLimiter | None = RateLimiter(self.settings.limit_rate) if self.settings.limit_rate else None
+        #: URL -> the ETag the local copy was saved with: sent as If-None-Match beside it.
+        self.etags: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"<Client {self.settings!r}>"

@@ -109,6 +109,10 @@ class Layout:
         self._files.add(path)
         return self._confined(path)
 
+    def reserve(self, path: Path) -> None:
+        """A file of fetcher's own in the output directory (-N's ETag state): no URL gets its name."""
+        self._take(path)
+
     def release(self, path: Path) -> None:
         """Give back a document name that was never written (the URL turned out to be a listing)."""
         self._files.discard(path)

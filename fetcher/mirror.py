@@ -16,8 +16,9 @@ retrieve; nothing here speaks a protocol.
   followed further.  Each loop is reported once, as a skipped record.
 - Timestamping (-N): a file whose listing gives size and time is not
   transferred when the local copy has that size and is not older; saved
-  files get the server's time.  HTTP asks with If-Modified-Since and a 304
-  is "unchanged".
+  files get the server's time.  HTTP asks with If-Modified-Since and, for a
+  file saved with an ETag (kept in `DIR/.fetch-etags.jsonl`, fetcher.etags),
+  If-None-Match; a 304 is "unchanged".
 - Items that cannot be mirrored (Gopher search, CSO and telnet items,
   Prospero externals) are skipped with the reason.
 """
@@ -36,6 +37,7 @@ from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 from .errors import FetchError, LimitExceeded
+from .etags import EtagStore
 from .resource import Entry
 from .url import URL
 
@@ -260,6 +262,8 @@ class Mirror:
         self.facts: dict[str, tuple[int | None, datetime | None, object]] = {}
         self.existed: set[str] = set()
         self.loops = 0
+        #: -N over HTTP: the ETags of saved files (the run sets it: it knows the output directory).
+        self.etags: EtagStore | None = None
 
     # -- scope ------------------------------------------------------------
 
@@ -347,14 +351,22 @@ class Mirror:
         self.existed.add(str(url))
         return info.st_mtime
 
-    def saved(self, url: URL, path: Path) -> str:
-        """A file was written: give it the listing's time (-N); "new" or "updated"."""
+    def etag(self, url: URL, path: Path) -> str | None:
+        """-N over HTTP: the ETag the local copy was saved with, for If-None-Match (None: none, or changed)."""
+        if not self.timestamping or self.etags is None or url.scheme not in ("http", "https"):
+            return None
+        return self.etags.lookup(str(url), path)
+
+    def saved(self, url: URL, path: Path, etag: str | None = None) -> str:
+        """A file was written: give it the listing's time (-N), keep its ETag; "new" or "updated"."""
         key = str(url)
         _, modified, precision = self.facts.pop(key, (None, None, None))
         if modified is not None and precision == "second":
             # A listing to the second (MLSD) is what the next -N run compares with; coarser
             # listings leave the time the retrieval gave (MDTM, Last-Modified), which is as precise.
             set_time(path, modified)
+        if self.timestamping and self.etags is not None and url.scheme in ("http", "https"):
+            self.etags.remember(key, path, etag)  # after the time is set: the state records the final stat
         return "updated" if key in self.existed else "new"
 
     # -- the summary ----------------------------------------------------------

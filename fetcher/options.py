@@ -355,6 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     mirror.add_argument("--parent", action="store_true",
                         help="-r may go above the start directory (default: never)")  # fmt: skip
     mirror.add_argument("--no-robots", action="store_true", help="-r over HTTP ignores robots.txt")
+    mirror.add_argument("--ftp-facts", action="store_true",
+                        help="FTP listings ask SIZE and MDTM of each file listed without a size or exact time "
+                        "(NLST, LIST dates, links), for exact -N and --json; one round trip per file "
+                        "(default: never)")  # fmt: skip
     warc = parser.add_argument_group("archiving (WARC; needs the 'warc' extra)")
     warc.add_argument("--warc-file", metavar="NAME",
                       help="also archive every retrieval in NAME.warc.gz (default: none)")  # fmt: skip

@@ -132,6 +132,11 @@ class Settings:
     #: servers for the per-entry details they otherwise skip (Prospero LIST
     #: ATTRIBUTES) and put them in advisory fields.
     listing_facts: bool = False
+    #: --ftp-facts: an FTP directory listing (not `;type=d`) asks SIZE and MDTM
+    #: of each file whose listing left its size or exact time unknown (NLST,
+    #: LIST's minute or day dates, symbolic links).  Off by default: it costs
+    #: a round trip per file.
+    ftp_facts: bool = False
     prospero_timeout: float = 4.0
     prospero_retries: int = 3
     interactive: bool = False

@@ -43,6 +43,8 @@ class Download:
     resumed_from: int = 0
     #: The file name the server suggested (Resource.filename, already one safe path component).
     filename: str | None = None
+    #: The server's validator for these bytes (an HTTP ETag), when it sent one.
+    etag: str | None = None
 
 
 def partial_path(target: Path) -> Path:
@@ -380,6 +382,7 @@ def _download(resource: Resource, target: Path, written: int, part: _PartFile, s
         content_type=resource.content_type,
         resumed_from=start,
         filename=resource.filename,
+        etag=resource.metadata.get("etag"),
     )
 
 

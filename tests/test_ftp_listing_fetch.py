@@ -109,6 +109,44 @@ async def test_typecode_d_keeps_nlst() -> None:
     assert server.sessions[0] == [*LOGIN, "CWD pub", "TYPE A", "EPSV", "NLST", "QUIT"]
 
 
+async def test_ftp_facts_fills_in_what_list_lacks_and_only_when_asked() -> None:
+    async with serving(FakeFtpServer(FILES)) as server:
+        plain = await cli("--json", f"{server.url}/pub/")
+        asked = await cli("--json", "--ftp-facts", f"{server.url}/pub/")
+    assert plain.returncode == asked.returncode == 0, asked.stderr
+    # Without the option: the listing alone (no SIZE, no MDTM).
+    assert server.sessions[0] == [*LOGIN, "CWD pub", "FEAT", "TYPE A", "EPSV", "LIST", "QUIT"]
+    # With it: LIST's dates are to the day, so MDTM for each file (sizes are listed: no SIZE); never a directory.
+    assert server.sessions[1] == [*LOGIN, "CWD pub", "FEAT", "TYPE A", "EPSV", "LIST", "MDTM \x1b[31mred.txt",
+                                  "MDTM a.txt", "MDTM with space.txt", "QUIT"]  # fmt: skip
+    found = [(row["name"], row["type"], row["size"], row["modified"], row["precision"]) for row in rows(asked.stdout)]
+    assert found == [
+        ("\x1b[31mred.txt", "file", 4, "2026-11-21T10:30:00+00:00", "second"),
+        ("a.txt", "file", 7, "2026-11-21T10:30:00+00:00", "second"),
+        ("sub", "directory", 4096, "2026-11-21T00:00:00+00:00", "day"),
+        ("with space.txt", "file", 7, "2026-11-21T10:30:00+00:00", "second"),
+    ]
+
+
+async def test_ftp_facts_after_nlst_and_never_when_mlsd_gave_everything() -> None:
+    faults = Faults(replies={"LIST": [b"502 Command not implemented."]})
+    async with serving(FakeFtpServer(FILES, faults=faults)) as server:
+        names = await cli("--json", f"{server.url}/pub/")
+        asked = await cli("--json", "--ftp-facts", f"{server.url}/pub/")
+    assert names.returncode == asked.returncode == 0, asked.stderr
+    assert not any(line.startswith(("SIZE", "MDTM")) for line in server.sessions[0])
+    assert server.sessions[1][-10:] == ["TYPE I", "SIZE \x1b[31mred.txt", "MDTM \x1b[31mred.txt", "SIZE a.txt",
+                                        "MDTM a.txt", "SIZE sub", "MDTM sub", "SIZE with space.txt",
+                                        "MDTM with space.txt", "QUIT"]  # fmt: skip
+    found = {row["name"]: (row["type"], row.get("size"), row.get("modified")) for row in rows(asked.stdout)}
+    assert found["a.txt"] == ("file", 7, "2026-11-21T10:30:00+00:00")
+    assert found["sub"] == ("unknown", None, None)  # SIZE and MDTM refused: still a name of unknown type
+    async with serving(FakeFtpServer(FILES, faults=Faults(replies={"FEAT": MLST_FEAT}))) as server:
+        full = await cli("--json", "--ftp-facts", f"{server.url}/pub/")
+    assert full.returncode == 0, full.stderr
+    assert server.sessions[0] == [*LOGIN, "CWD pub", "FEAT", "TYPE A", "EPSV", "MLSD", "QUIT"]
+
+
 async def test_terminal_listing_looks_like_ls_and_is_escaped() -> None:
     async with serving(FakeFtpServer(FILES)) as server:
         done = await cli(f"{server.url}/pub/")

@@ -238,3 +238,28 @@ def test_wais_database_without_words_is_skipped_and_documents_are_not() -> None:
     document = parse_url("wais://127.0.0.1:210/testdb/TEXT/0%3Aab")
     assert "needs words" in str(mirror.consider(parent, Entry("db", str(query), type="link"), query))
     assert mirror.consider(parent, Entry("doc", str(document), type="text"), document) is None
+
+
+@pytest.mark.parametrize("facts", [False, True])
+async def test_timestamping_over_nlst_only_with_ftp_facts(tmp_path: Path, facts: bool) -> None:
+    """A server that refuses LIST lists names only: -N can compare them only with --ftp-facts (SIZE, MDTM)."""
+    files = {f"/tree/d{i % 3}/f{i:02d}.txt": f"file {i}\n".encode() for i in range(12)}
+    server = FakeFtpServer(files, faults=ftp_fake.Faults(replies={"LIST": [b"502 Command not implemented."]}))
+    out = tmp_path / "out"
+    argv = ["-r", "-N", "--layout", "tree", "-d", str(out), "--no-progress", *(["--ftp-facts"] if facts else [])]
+
+    def sent(verb: str, suffix: str = "") -> int:
+        return sum(line.startswith(verb + " ") and line.endswith(suffix) for commands in server.sessions
+                   for line in commands)  # fmt: skip
+
+    async with serving(server):
+        assert await _bulk(*argv, f"{server.url}/tree/") == 0
+        first = sent("RETR", ".txt")
+        assert await _bulk(*argv, f"{server.url}/tree/") == 0
+    assert first == 12
+    assert sent("RETR", ".txt") - first == (0 if facts else 12)
+    saved = out / f"127.0.0.1_{server.port}" / "tree" / "d1" / "f07.txt"
+    assert saved.read_bytes() == b"file 7\n" and saved.stat().st_mtime == 1795257000
+    # Each RETR (a directory's too: RETR d0 is how a name of unknown type is tried) comes after its own
+    # SIZE and MDTM; beyond those, --ftp-facts asks each of the 15 listed names once per run, else never.
+    assert sent("SIZE") - sent("RETR") == sent("MDTM") - sent("RETR") == (30 if facts else 0)

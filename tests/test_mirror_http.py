@@ -106,3 +106,78 @@ async def test_http_timestamping_second_run_gets_only_304(tmp_path: Path, capsys
     assert "fetch: mirror: 0 new, 0 updated, 7 unchanged, 1 skipped, 0 failed; 0 bytes" in capsys.readouterr().err
     rows = [row for row in _records(manifest)[8:] if row["status"] != "skipped"]
     assert len(rows) == 7 and all(row["change"] == "unchanged" and row["status"] == "ok" for row in rows)
+
+
+class _Tagged:
+    """Documents with an ETag and no Last-Modified, answering only If-None-Match (If-Modified-Since is ignored).
+
+    So a second -N run gets 304s only if fetcher kept each file's ETag and sent it back.
+    `body_bytes` counts the body bytes the server sent, per request.
+    """
+
+    def __init__(self, documents: dict[str, tuple[bytes, str]]) -> None:
+        self.documents = documents
+        self.body_bytes: list[int] = []
+
+    def route(self, path: str) -> object:
+        async def answer(request: Received, exchange: Exchange) -> None:
+            body, tag = self.documents[path]
+            kind = "text/html" if path.endswith(".html") else "text/plain"
+            if request.header("if-none-match") == tag:
+                self.body_bytes.append(0)
+                await exchange.respond(304, b"", [("ETag", tag)], length=False)
+                return
+            self.body_bytes.append(len(body))
+            await exchange.respond(200, body, [("Content-Type", kind), ("ETag", tag)])
+
+        return answer
+
+
+async def test_http_timestamping_keeps_etags_and_sends_if_none_match(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = HTTPTestServer()
+    site = _Tagged({
+        "/t/index.html": (b'<a href="a.txt">a</a> <a href="b.txt">b</a> <a href=".fetch-etags.jsonl">x</a>', '"i-1"'),
+        "/t/a.txt": (b"alpha\n", 'W/"a-1"'),
+        "/t/b.txt": (b"bravo\n", '"b-1"'),
+        "/t/.fetch-etags.jsonl": (b"a document that happens to have the state file's name\n", '"s-1"'),
+    })  # fmt: skip
+    for path in site.documents:
+        server.routes[path] = site.route(path)
+    out, manifest = tmp_path / "out", tmp_path / "m.jsonl"
+    argv = ["-r", "-N", "-d", str(out), "--manifest", str(manifest), "--no-progress", "--no-robots"]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        start = server.url("/t/index.html")
+        assert await _bulk(*argv, start) == 0
+        assert "fetch: mirror: 4 new, 0 updated, 0 unchanged" in capsys.readouterr().err
+        first = len(server.requests)
+        assert await _bulk(*argv, start) == 0
+        second = server.requests[first:]
+        second_bytes = site.body_bytes[first:]
+        assert "fetch: mirror: 0 new, 0 updated, 4 unchanged, 0 skipped, 0 failed; 0 bytes" in capsys.readouterr().err
+        # The server changes one document; a local file is edited by hand.
+        site.documents["/t/b.txt"] = (b"bravo, second edition\n", '"b-2"')
+        (out / "a.txt").write_bytes(b"edited here\n")
+        before = len(server.requests)
+        assert await _bulk(*argv, start) == 0
+        third = {request.path: request for request in server.requests[before:]}
+        nursery.cancel_scope.cancel()
+    assert {request.path: request.header("if-none-match") for request in second} == {
+        "/t/index.html": '"i-1"', "/t/a.txt": 'W/"a-1"', "/t/b.txt": '"b-1"', "/t/.fetch-etags.jsonl": '"s-1"'}
+    assert all(request.header("if-modified-since") for request in second)
+    assert second_bytes == [0, 0, 0, 0]  # no body was transferred
+    assert third["/t/b.txt"].header("if-none-match") == '"b-1"'  # the server's answer: 200 with "b-2"
+    assert third["/t/a.txt"].header("if-none-match") is None  # edited locally: the tag no longer describes it
+    assert "fetch: mirror: 0 new, 2 updated, 2 unchanged" in capsys.readouterr().err
+    assert (out / "b.txt").read_bytes() == b"bravo, second edition\n" and (out / "a.txt").read_bytes() == b"alpha\n"
+    # The state file is fetcher's; the document named like it is saved beside it (no leading dot).
+    assert (out / "fetch-etags.jsonl").read_bytes().startswith(b"a document")
+    state = {row["url"]: row["etag"] for row in _records(out / ".fetch-etags.jsonl")}
+    assert state == {start: '"i-1"', server.url("/t/a.txt"): 'W/"a-1"', server.url("/t/b.txt"): '"b-2"',
+                     server.url("/t/.fetch-etags.jsonl"): '"s-1"'}  # fmt: skip
+    rows = _records(manifest)
+    assert [(row["change"], row.get("etag")) for row in rows if str(row["url"]).endswith("b.txt")] == [
+        ("new", '"b-1"'), ("unchanged", None), ("updated", '"b-2"')]
+    assert all(row["status"] == "ok" for row in rows)

@@ -15,18 +15,19 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from fetcher import tap as archive
 from fetcher.client import Session
 from fetcher.errors import AuthError, LimitExceeded, ProtocolError, TransientError, UsageError
 from fetcher.net import Connection, trace
-from fetcher.resource import Resource
+from fetcher.resource import Entry, Resource
 from fetcher.url import URL, FtpURL
 
 from .control import Control, StaleControl, transient_from
 from .data import AsciiDecoder, HeldEntries, LineBatches, NameParser
 from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
-from .replies import Reply, error_for, parse_mdtm, parse_size
+from .replies import BadReply, Reply, error_for, parse_mdtm, parse_size
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"
@@ -40,6 +41,7 @@ _PERMISSION = re.compile(r"denied|permission|not allowed|forbidden|access", re.I
 #: What FEAT said, once per control connection (asked before its first facts listing).
 _FEATURES: weakref.WeakKeyDictionary[Control, frozenset[str]] = weakref.WeakKeyDictionary()
 Release = Callable[[], Awaitable[None]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -395,8 +397,49 @@ class Handler:
         for verb in ("MLSD", "LIST") if offers_mlsd(features) else ("LIST",):
             listed = await self._facts(url, session, control, verb, inside, where)
             if listed is not None:
-                return listed
-        return await self._list(url, session, control, None, inside)
+                break
+        else:
+            listed = await self._list(url, session, control, None, inside)
+        if session.settings.ftp_facts:
+            await self._fill_facts(control, listed.entries)
+        return listed
+
+    async def _fill_facts(self, control: Control, entries: list[Entry]) -> None:
+        """--ftp-facts: SIZE and MDTM (RFC 3659) for each entry the listing left without size or exact time.
+
+        Asked of files, of links (a link's listed size and time are the
+        link's own, not its target's) and of NLST's names of unknown type (a
+        213 to SIZE makes one a file).  Directories are never asked.  A
+        verb the server does not implement (500, 502) is not sent again.
+        """
+        asking = {"SIZE", "MDTM"}
+        for entry in entries:
+            if entry.url is None or entry.type not in ("file", "link", "unknown", None) or not asking:
+                continue
+            link = entry.type == "link"
+            if "SIZE" in asking and (entry.size is None or link):
+                await control.set_type("I")  # SIZE counts bytes as RETR in image mode sends them
+                size = await self._ask(control, "SIZE", entry.name, asking, parse_size)
+                if size is not None:
+                    entry.size = size
+                    if entry.type in ("unknown", None):
+                        entry.type = "file"
+            if "MDTM" in asking and (entry.modified is None or entry.extra.get("precision") != "second" or link):
+                modified = await self._ask(control, "MDTM", entry.name, asking, parse_mdtm)
+                if modified is not None:
+                    entry.modified = modified
+                    entry.extra["precision"] = "second"
+
+    @staticmethod
+    async def _ask(control: Control, verb: str, name: str, asking: set[str], parse: Callable[[Reply], T]) -> T | None:
+        reply = await control.command(verb, name)
+        if reply.code in (500, 502):
+            asking.discard(verb)
+            return None
+        try:
+            return parse(reply)
+        except BadReply:
+            return None  # a reply that holds no usable fact leaves the entry as listed
 
     async def _facts(
         self, url: FtpURL, session: Session, control: Control, verb: str, inside: tuple[str, ...], where: str

@@ -102,7 +102,10 @@ class Handler:
             extra=settings.headers,
         )
         since = session.client.conditions.get(str(url)) if offset == 0 else None
-        if since is not None:  # a mirror's -N: the local copy's time
+        if since is not None:  # a mirror's -N: the local copy's ETag (checked when stored) and time
+            tag = session.client.etags.get(str(url))
+            if tag is not None:
+                head.headers.append(("If-None-Match", tag))
             head.headers.append(("If-Modified-Since", formatdate(since, usegmt=True)))
         lease, reply = await self._exchange(url, session, route, head)
         status = reply.status_code
@@ -279,7 +282,7 @@ class Handler:
             total = span.total
         if status in (204, 304):
             total = 0
-        metadata = {"status": status, "headers": headers}
+        metadata = {"status": status, "headers": headers, "etag": rules.header(headers, "etag")}
         if codings:
             metadata["content_encoding"] = ", ".join(codings[: limits.encodings + 1])
         return Resource(

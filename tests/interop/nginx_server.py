@@ -12,6 +12,7 @@ keep-alive reuse from the server's side.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -50,6 +51,8 @@ http {{
     default_type application/octet-stream;
     log_format conn '$connection $connection_requests "$request" $status $body_bytes_sent';
     access_log {state}/logs/access.log conn;
+    log_format validators '"$request" $status $body_bytes_sent "$http_if_none_match" "$http_if_modified_since"';
+    access_log {state}/logs/validators.log validators;
     client_body_temp_path {state}/tmp/body;
     proxy_temp_path       {state}/tmp/proxy;
     fastcgi_temp_path     {state}/tmp/fastcgi;
@@ -122,6 +125,20 @@ class Nginx:
             status, sent = tail.split()
             rows.append([serial, count, request, status, sent])
         return rows
+
+    def validators_log(self) -> list[tuple[str, int, int, str, str]]:
+        """(request line, status, body bytes sent, If-None-Match, If-Modified-Since) of every request ("-": none)."""
+        rows = []
+        for line in (self.state / "logs" / "validators.log").read_text(errors="replace").splitlines():
+            found = _VALIDATORS.fullmatch(line)
+            assert found is not None, line
+            request, status, sent, none_match, since = found.groups()
+            rows.append((request, int(status), int(sent), none_match, since))
+        return rows
+
+
+#: A line of the validators log (nginx escapes a quote inside a value as \x22).
+_VALIDATORS = re.compile(r'"([^"]*)" (\d+) (\d+) "([^"]*)" "([^"]*)"')
 
 
 @contextmanager

@@ -1,0 +1,127 @@
+"""`-r -N` over HTTP: the entity tag of every saved file, kept between runs.
+
+A mirror run saves, beside the files, one state file in the output
+directory: `DIR/.fetch-etags.jsonl`, one JSON object a line
+(`url`, `etag`, `path`, `size`, `mtime`).  The next `-N` run sends the
+stored tag as `If-None-Match` (with `If-Modified-Since` as before), and a
+304 is "unchanged".
+
+Why one state file, not extended attributes: it works on every file system
+(tmpfs and many network or FAT mounts have no `user.` attributes), survives
+`cp -r` and archiving, and can be read or deleted by hand (deleting it only
+costs the ETags: the next run falls back to If-Modified-Since).
+
+A tag is sent only while the local file still has the size and time it had
+when the tag was stored: a file changed or replaced locally is fetched again
+rather than declared current by a server that never saw the change.  Tags
+are checked before they are stored (RFC 9110's entity-tag syntax, at most
+`MAX_TAG` characters), so no server text reaches a request header unchecked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+#: The state file's name in the output directory (reserved: no URL is saved under it).
+STATE_NAME = ".fetch-etags.jsonl"
+#: Longest tag kept (nginx's are ~20 characters, Apache's ~30; a longer one is not a validator).
+MAX_TAG = 512
+#: RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE; etagc = %x21 / %x23-7E / obs-text.
+_ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
+
+
+def valid_tag(value: object) -> str | None:
+    """The tag if it is a well-formed entity-tag of sensible length, else None."""
+    if not isinstance(value, str) or len(value) > MAX_TAG:
+        return None
+    value = value.strip(" \t")
+    return value if _ENTITY_TAG.fullmatch(value) else None
+
+
+class EtagStore:
+    """URL -> (tag, the local file it describes, that file's size and time)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.path = root / STATE_NAME
+        self.tags: dict[str, dict[str, Any]] = {}
+        self.changed = False
+
+    def load(self) -> list[str]:
+        """Read the state an earlier run left; returns notes on lines that were not usable (ignored)."""
+        problems: list[str] = []
+        try:
+            source = open(self.path, encoding="utf-8", errors="replace")  # noqa: SIM115
+        except FileNotFoundError:
+            return problems
+        except OSError as error:
+            return [f"fetch: cannot read {self.path}: {error.strerror or error}; ETags are not used this run"]
+        with source:
+            for number, line in enumerate(source, 1):
+                try:
+                    row = json.loads(line)
+                    url, tag, path = row["url"], valid_tag(row["etag"]), row["path"]
+                    size, mtime = int(row["size"]), float(row["mtime"])
+                except (ValueError, KeyError, TypeError):
+                    row = tag = None
+                if row is None or tag is None or not isinstance(url, str) or not isinstance(path, str):
+                    problems.append(f"fetch: {self.path} line {number}: not an ETag record; ignored")
+                    continue
+                self.tags[url] = {"url": url, "etag": tag, "path": path, "size": size, "mtime": mtime}
+        return problems
+
+    def lookup(self, url: str, path: Path) -> str | None:
+        """The stored tag for `url`, if `path` is still the file it was stored with (same size and time)."""
+        row = self.tags.get(url)
+        if row is None or row["path"] != self._relative(path):
+            return None
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return None
+        if info.st_size != row["size"] or info.st_mtime != row["mtime"]:
+            return None
+        return str(row["etag"])
+
+    def remember(self, url: str, path: Path, tag: str | None) -> None:
+        """`path` was just saved from `url` with this ETag (None: the server sent none, forget the old one)."""
+        tag = valid_tag(tag)
+        if tag is None:
+            if self.tags.pop(url, None) is not None:
+                self.changed = True
+            return
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return
+        self.tags[url] = {"url": url, "etag": tag, "path": self._relative(path), "size": info.st_size,
+                          "mtime": info.st_mtime}  # fmt: skip
+        self.changed = True
+
+    def save(self) -> str | None:
+        """Write the state (a new file renamed over the old one); an error note, or None."""
+        if not self.changed:
+            return None
+        part = self.path.with_name(self.path.name + f".{os.getpid()}.part")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with os.fdopen(os.open(part, flags, 0o644), "w", encoding="utf-8") as sink:
+                for row in self.tags.values():
+                    sink.write(json.dumps(row, ensure_ascii=True) + "\n")
+            os.replace(part, self.path)
+        except OSError as error:
+            try:
+                os.unlink(part)
+            except OSError:
+                pass
+            return f"fetch: cannot write {self.path}: {error.strerror or error}; the next -N run uses If-Modified-Since"
+        self.changed = False
+        return None
+
+    def _relative(self, path: Path) -> str:
+        return os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
