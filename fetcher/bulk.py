@@ -359,6 +359,8 @@ class BulkRun:
                 continue
             if self.mirror is not None:
                 self.mirror.adopt(job.url, url, entry)
+                if (confined := self.mirror.confinement(job.url, entry, url)) is not None:
+                    self.client.confine[str(url)] = confined
                 if entry.type not in ("directory", "menu") and self._up_to_date(child):
                     continue
             self.enqueue(child)
@@ -459,6 +461,10 @@ class BulkRun:
         elif isinstance(outcome.result, Fetched) and self._not_modified(job, outcome.result):
             self.finish(job, _record(job, "ok", path=str(job.path), bytes=0, change="unchanged", **common))
             await self._follow_page(job, job.path, None, str(job.url))
+        elif isinstance(outcome.result, Fetched) and outcome.result.metadata.get("skipped"):
+            reason = str(outcome.result.metadata["skipped"])  # -r: a link that leads outside or loops
+            name = str(job.url).rstrip("/").rsplit("/", 1)[-1]
+            self.finish(job, _record(job, "skipped", reason=reason, name=name, **common))
         elif isinstance(outcome.result, Fetched):
             fetched = outcome.result
             path = None

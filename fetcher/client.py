@@ -214,6 +214,9 @@ class Client:
         self.rate: RateLimiter | None = RateLimiter(self.settings.limit_rate) if self.settings.limit_rate else None
         #: URL -> the ETag the local copy was saved with: sent as If-None-Match beside it.
         self.etags: dict[str, str] = {}
+        #: FTP URL -> the start directory ("" for none) -r confines it to: a name of unknown
+        #: target (an MLSD link, an NLST name) is listed only if PWD shows it stays there.
+        self.confine: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"<Client {self.settings!r}>"

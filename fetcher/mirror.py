@@ -72,10 +72,10 @@ def place(url: URL) -> tuple[tuple[str, str, object], str] | None:
         path = str(getattr(url, "hsoname", ""))
     else:
         return None
-    return (scheme, host, port), _normalize(path)
+    return (scheme, host, port), normalize_path(path)
 
 
-def _normalize(path: str) -> str:
+def normalize_path(path: str) -> str:
     """Resolve `.` and `..` lexically; keep a trailing slash; never above the root."""
     if not path:
         return ""
@@ -138,7 +138,21 @@ def link_target(listed: URL, entry: Entry) -> str | None:
             return None
     if not target:
         return None
-    return _normalize(target if target.startswith("/") else directory + target).rstrip("/") + "/"
+    return normalize_path(target if target.startswith("/") else directory + target).rstrip("/") + "/"
+
+
+def link_refused(directory: str, target: str, scope: str) -> str | None:
+    """Why -r does not enter a symbolic link in `directory` that leads to `target` (normalized paths), or None.
+
+    A target that is the directory itself or one above it is a loop; one
+    not under `scope` (the start directory; "" with --parent) is outside.
+    """
+    target = target.rstrip("/") + "/"
+    if (directory.rstrip("/") + "/").startswith(target):
+        return f"a loop: a symbolic link to {target} (this directory or one above it)"
+    if scope and not under(target, scope):
+        return f"a symbolic link to {target}, outside the start directory (--parent follows it)"
+    return None
 
 
 def fingerprint(entries: list[Entry]) -> str:
@@ -287,16 +301,27 @@ class Mirror:
         if target is not None:
             here = place(parent)
             directory = here[1].rstrip("/") + "/" if here is not None else ""
-            if directory.startswith(target):
-                self.loops += 1
-                return f"a loop: a symbolic link to {target} (this directory or one above it)"
-            if not self.parent and scope is not None and not under(target, scope[1]):
-                return f"a symbolic link to {target}, outside the start directory (--parent follows it)"
+            reason = link_refused(directory, target, "" if self.parent or scope is None else scope[1])
+            if reason is not None:
+                self.loops += reason.startswith("a loop")
+                return reason
         if not self.parent and scope is not None and not in_scope(url, scope):
             where = place(url)
             # Another scheme or host (allowed by --follow-schemes/--span-hosts) has its own tree.
             return "" if where is not None and where[0] == scope[0] else None
         return None
+
+    def confinement(self, parent: URL, entry: Entry, url: URL) -> str | None:
+        """FTP: the start directory ("" with --parent) a link of unknown target must stay in, else None.
+
+        MLSD says `OS.unix=slink:` without the target and NLST does not say
+        what a name is, so the handler learns where such a name leads with
+        PWD after entering it, and lists it only if `link_refused` allows.
+        """
+        if url.scheme not in ("ftp", "ftps") or entry.type not in ("link", "unknown") or entry.target:
+            return None
+        scope = self.scopes.get(str(parent))
+        return "" if self.parent or scope is None else scope[1]
 
     def adopt(self, parent: URL, url: URL, entry: Entry | None) -> None:
         """`url` will be retrieved, found in `parent`: it inherits the scope; keep the listing's facts."""

@@ -263,3 +263,29 @@ async def test_timestamping_over_nlst_only_with_ftp_facts(tmp_path: Path, facts:
     # Each RETR (a directory's too: RETR d0 is how a name of unknown type is tried) comes after its own
     # SIZE and MDTM; beyond those, --ftp-facts asks each of the 15 listed names once per run, else never.
     assert sent("SIZE") - sent("RETR") == sent("MDTM") - sent("RETR") == (30 if facts else 0)
+
+
+@pytest.mark.parametrize("parent", [False, True])
+async def test_file_mirror_reads_nothing_outside_the_start_without_parent(tmp_path: Path, parent: bool) -> None:
+    source = tmp_path / "src"
+    (source / "top" / "start" / "sub").mkdir(parents=True)
+    (source / "top" / "start" / "sub" / "in.txt").write_bytes(b"in")
+    (source / "top" / "beside.txt").write_bytes(b"beside")
+    (source / "top" / "other").mkdir()
+    (source / "top" / "other" / "o.txt").write_bytes(b"other")
+    os.symlink("../beside.txt", source / "top" / "start" / "to-beside")
+    os.symlink("../../other", source / "top" / "start" / "sub" / "to-other")
+    manifest = tmp_path / "m.jsonl"
+    code = await _bulk("-r", "--depth", "9", "-d", str(tmp_path / "out"), "--manifest", str(manifest),
+                       "--no-progress", *(["--parent"] if parent else []), f"file://{source}/top/start/")  # fmt: skip
+    assert code == 0
+    rows = _records(manifest)
+    opened = {str(row["url"]).removeprefix(f"file://{source}") for row in rows if row["status"] != "skipped"}
+    if parent:
+        assert "/top/start/to-beside" in opened
+        assert "/top/start/sub/to-other/o.txt" in opened
+    else:  # the manifest records every URL opened: all at or below the start directory, the links skipped
+        assert opened == {"/top/start/", "/top/start/sub/", "/top/start/sub/in.txt"}
+        skipped = {str(row["name"]): str(row["reason"]) for row in rows if row["status"] == "skipped"}
+        assert set(skipped) == {"to-beside", "to-other"}
+        assert all("outside the start directory" in reason for reason in skipped.values())

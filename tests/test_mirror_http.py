@@ -181,3 +181,23 @@ async def test_http_timestamping_keeps_etags_and_sends_if_none_match(
     assert [(row["change"], row.get("etag")) for row in rows if str(row["url"]).endswith("b.txt")] == [
         ("new", '"b-1"'), ("unchanged", None), ("updated", '"b-2"')]
     assert all(row["status"] == "ok" for row in rows)
+
+
+@pytest.mark.parametrize(("depth", "cap"), [(1, None), (5, 3)])
+async def test_http_recursion_depth_and_page_limits(tmp_path: Path, depth: int, cap: int | None) -> None:
+    server = HTTPTestServer()
+    _site(server)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        code = await _bulk("-r", "--depth", str(depth), *(["--limit", f"pages={cap}"] if cap else []),
+                           "--layout", "tree", "-d", str(tmp_path / "out"), "--no-progress", "--no-robots",
+                           server.url("/site/index.html"))  # fmt: skip
+        nursery.cancel_scope.cancel()
+    asked = sorted(request.path for request in server.requests)
+    if cap is None:  # the start page and what it links to, not the links of those
+        assert code == 0
+        assert asked == ["/site/a.html", "/site/img/p.png", "/site/index.html", "/site/secret.html",
+                         "/site/style.css", "/site/sub/page.html"]  # fmt: skip
+    else:  # three URLs taken on in all, then a note and exit 7
+        assert code == 7
+        assert len(asked) == 3 and "/site/index.html" in asked

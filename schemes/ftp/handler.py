@@ -10,6 +10,7 @@ back to the directory PWD named after login before the next URL's CWDs.
 from __future__ import annotations
 
 import mimetypes
+import posixpath
 import re
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,13 +22,13 @@ from fetcher import tap as archive
 from fetcher.client import Session
 from fetcher.errors import AuthError, LimitExceeded, ProtocolError, TransientError, UsageError
 from fetcher.net import Connection, trace
-from fetcher.resource import Entry, Resource
+from fetcher.resource import Advisory, Entry, Resource
 from fetcher.url import URL, FtpURL
 
 from .control import Control, StaleControl, transient_from
 from .data import AsciiDecoder, HeldEntries, LineBatches, NameParser
 from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
-from .replies import BadReply, Reply, error_for, parse_mdtm, parse_size
+from .replies import BadReply, Reply, error_for, parse_mdtm, parse_pwd, parse_size
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"
@@ -153,11 +154,40 @@ class Handler:
         try:
             found = await self._retrieve(url, session, control, name, "I", release, guessing=True)
         except _MaybeDirectory as refusal:
+            scope = session.client.confine.get(str(url))
+            before = await self._working_directory(control) if scope is not None else None
             reply = await control.change_directory(name)
             if not reply.ok:
                 raise error_for(refusal.reply, f"retrieving {name!r}") from None
+            if scope is not None and before is not None:
+                leaves = await self._leaves(url, control, before, scope)
+                if leaves is not None:
+                    return Resource(url, "advisory", advisory=Advisory("not listed", leaves),
+                                    metadata={"skipped": leaves})  # fmt: skip
             return await self._list_facts(url, session, control, (*url.cwd, name))
         return found
+
+    @staticmethod
+    async def _working_directory(control: Control) -> str | None:
+        reply = await control.command("PWD")
+        return parse_pwd(reply) if reply.code == 257 else None
+
+    async def _leaves(self, url: FtpURL, control: Control, before: str, scope: str) -> str | None:
+        """-r: why the directory a name of unknown target led into is not listed (a loop, or outside), else None.
+
+        PWD before and after the CWD gives where the name really leads,
+        relative to the directory listing it (servers answer PWD with the
+        resolved path), which `link_refused` judges as it judges LIST's
+        `name -> target`.  Nothing is listed before that.
+        """
+        from fetcher.mirror import link_refused, normalize_path  # -r only: not on the path of a plain fetch
+
+        after = await self._working_directory(control)
+        if after is None:
+            return None
+        directory = "/" + "".join(segment + "/" for segment in url.cwd)
+        target = normalize_path(directory + posixpath.relpath(after, before))
+        return link_refused(directory, target, scope)
 
     async def _retrieve(
         self,

@@ -40,6 +40,11 @@ PAGES = {
     b"</a>",
 }  # fmt: skip
 OUTSIDE = {"mirror/outside.txt": b"outside the start directory\n", "mirror/sibling/s.txt": b"a sibling\n"}
+#: Symbolic links: one up (a loop), one out to the sibling directory, one to a directory inside (followed).
+#: vsftpd's LIST names their targets; Pure-FTPd's MLSD does not (type=OS.unix=slink:), so fetch asks PWD.
+LINKS = {"mirror/start/up": "..", "mirror/start/d1/side": "../../sibling", "mirror/start/d1/d2link": "d2"}
+#: What -r saves: the files inside, and d2's nine again through d2link.
+SAVED = len(INSIDE) + len(PAGES) + 9
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +54,8 @@ def tree() -> Iterator[Path]:
         path = base / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    for link, target in LINKS.items():
+        os.symlink(target, base / link)
     for directory, _, _ in os.walk(base):
         os.chmod(directory, 0o755)
     yield base
@@ -120,14 +127,17 @@ async def test_pureftpd_mlsd_mirror_twice_transfers_nothing_the_second_time(
                for row in rows if row["type"] == "file")  # fmt: skip
     first = await cli(*argv, start)
     assert first.returncode == 0, first.stderr
-    assert summary(first) == "29 new, 0 updated, 0 unchanged, 0 skipped, 0 failed"
+    assert summary(first) == f"{SAVED} new, 0 updated, 0 unchanged, 2 skipped, 0 failed"
     transferred = pureftpd.transfers()
-    assert len(transferred) == 29
+    assert len(transferred) == SAVED
     assert all(f'"GET {tree}/mirror/start/' in line for line in transferred), transferred  # nothing outside
     second = await cli(*argv, start)
     assert second.returncode == 0, second.stderr
-    assert summary(second) == "0 new, 0 updated, 29 unchanged, 0 skipped, 0 failed"
+    assert summary(second) == f"0 new, 0 updated, {SAVED} unchanged, 2 skipped, 0 failed"
     assert pureftpd.transfers() == transferred  # no file body the second time
+    skipped = {row["name"]: row["reason"] for row in records(manifest) if row["status"] == "skipped"}
+    assert skipped == {"up": "a loop: a symbolic link to /mirror/ (this directory or one above it)",
+                       "side": "a symbolic link to /mirror/sibling/, outside the start directory (--parent follows it)"}
     files = saved_files(out)
     assert {name: files[name] for name in INSIDE} == INSIDE and "mirror/outside.txt" not in files
 
@@ -152,15 +162,17 @@ async def test_vsftpd_list_mirror_twice_and_never_outside(vsftpd: Vsftpd, tmp_pa
     mark = len(logged(vsftpd))
     first = await cli(*argv, start)
     assert first.returncode == 0, first.stderr
-    assert summary(first) == "29 new, 0 updated, 0 unchanged, 0 skipped, 0 failed"
+    assert summary(first) == f"{SAVED} new, 0 updated, 0 unchanged, 2 skipped, 0 failed"
     between = len(logged(vsftpd))
     second = await cli(*argv, start)
     assert second.returncode == 0, second.stderr
-    assert summary(second) == "0 new, 0 updated, 29 unchanged, 0 skipped, 0 failed"
+    assert summary(second) == f"0 new, 0 updated, {SAVED} unchanged, 2 skipped, 0 failed"
     one, two = logged(vsftpd)[mark:between], logged(vsftpd)[between:]
-    assert sum(command.startswith("RETR") for command in one) == 29
-    assert not any(command.startswith("RETR") for command in two)  # no file body the second time
-    assert "LIST" in two and not any(command.startswith(("MLSD", "SIZE", "MDTM")) for command in two)
+    assert sum(command.startswith("RETR") and command.endswith((".txt", ".html")) for command in one) == SAVED
+    assert not any(command.startswith("RETR") and command.endswith((".txt", ".html")) for command in two)
+    assert "LIST" in two and "MLSD" not in two
+    # The second run asks nothing about a file; d2link is tried as a file first (SIZE, MDTM, RETR: 550), then CWD.
+    assert not any(command.startswith(("SIZE", "MDTM")) and command.endswith((".txt", ".html")) for command in two)
     assert not any("outside" in command or "sibling" in command for command in one + two)
     files = saved_files(out)
     assert {name: files[name] for name in INSIDE} == INSIDE and "mirror/outside.txt" not in files
@@ -177,7 +189,7 @@ async def test_vsftpd_ftp_facts_asks_mdtm_only_when_asked(vsftpd: Vsftpd, tree: 
     assert not any(command.startswith(("SIZE", "MDTM")) for command in one)
     # LIST gave sizes and times to the minute: MDTM for each file, never SIZE, never for the directory d1.
     assert sorted(command for command in two if command.startswith(("SIZE", "MDTM"))) == sorted(
-        [f"MDTM f{i}.txt" for i in range(9)] + ["MDTM index.html"])
+        [f"MDTM f{i}.txt" for i in range(9)] + ["MDTM index.html", "SIZE up", "MDTM up"])  # a link: its target's
     plain_rows = {row["name"]: row for row in map(json.loads, plain.stdout.decode().splitlines())}
     asked_rows = {row["name"]: row for row in map(json.loads, asked.stdout.decode().splitlines())}
     assert plain_rows["f0.txt"]["precision"] == "minute" and asked_rows["f0.txt"]["precision"] == "second"
