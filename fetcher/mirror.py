@@ -14,6 +14,10 @@ retrieve; nothing here speaks a protocol.
   or one of its ancestors is not entered, and a directory whose listing is
   the same as an ancestor's (a link back under another name) is not
   followed further.  Each loop is reported once, as a skipped record.
+  FTP names whose target the listing does not give (MLSD's
+  `OS.unix=slink:`, NLST names) are judged by the same rule
+  (`link_refused`) once the FTP handler has entered them and asked PWD,
+  before anything in them is listed (`Mirror.confinement`).
 - Timestamping (-N): a file whose listing gives size and time is not
   transferred when the local copy has that size and is not older; saved
   files get the server's time.  HTTP asks with If-Modified-Since and, for a
