@@ -190,6 +190,8 @@ class BulkRun:
             progress.log(problem)
         self.done = records.done if records is not None else set()
         self.layout = Layout(Path(args.directory or "."), args.layout, owned=records.owned if records else None)
+        #: -d as an fsspec URL (--cluster only): paths are named inside it; workers write there.
+        self.remote: str | None = args.directory.rstrip("/") if args.directory and "://" in args.directory else None
         self.totals = Totals()
         self.by_url: dict[str, Job] = {}
         self.visited: set[str] = set()
@@ -299,6 +301,13 @@ class BulkRun:
         self.progress.log(f"fetch: {path} exists; kept it (--no-clobber)")
         self.finish(job, _record(job, "skipped", reason="exists (--no-clobber)", path=str(path)), queued=False)
         return True
+
+    def named(self, path: Path) -> str:
+        """A path as the manifest names it: as laid out, or inside the fsspec URL of -d."""
+        if self.remote is None:
+            return str(path)
+        inside = path.relative_to(self.layout.root) if path.is_relative_to(self.layout.root) else path
+        return f"{self.remote}/{inside.as_posix()}"
 
     def destination(self, url: URL) -> Path:
         job = self.by_url[str(url)]
@@ -433,8 +442,8 @@ class BulkRun:
         if outcome.error is not None:
             record = _record(job, "failed", error=outcome.error, **common)
             if job.path is not None:
-                record["target"] = str(job.path)  # the name stays this URL's in a --skip-done re-run
-                if partial_path(job.path).exists():
+                record["target"] = self.named(job.path)  # the name stays this URL's in a --skip-done re-run
+                if self.remote is None and partial_path(job.path).exists():
                     record["partial"] = str(partial_path(job.path))
             self.finish(job, record)
         elif isinstance(outcome.result, Download):
@@ -452,7 +461,7 @@ class BulkRun:
                     "ok",
                     bytes=result.bytes,
                     sha256=result.sha256,
-                    path=str(result.path),
+                    path=self.named(result.path),
                     content_type=result.content_type,
                     **common,
                 ),
@@ -575,7 +584,7 @@ class BulkRun:
 
         def destination(url: URL) -> Path:
             path = self.destination(url)
-            if path.parent not in made:
+            if self.remote is None and path.parent not in made:
                 make_dirs(self.layout.root, path.parent)
                 made.add(path.parent)
             return path
@@ -623,7 +632,12 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
             if getattr(args, "cluster", None):
                 from .cluster import executor
 
-                run.fetch_all = executor(args.cluster, args.directory, client.settings)
+                run.fetch_all = executor(args, client.settings)
+            elif run.remote is not None:
+                raise UsageError(
+                    f"-d {args.directory}: an fsspec URL as the output is implemented for --cluster runs only",
+                    hint="add --cluster local (one machine) or give a local directory",
+                )
             with progress:
                 async with anyio.create_task_group() as nursery:
 

@@ -214,11 +214,6 @@ def _main(args: argparse.Namespace) -> int:
     from .errors import FetchError, UsageError
 
     try:
-        if args.cluster and args.warc_file:
-            raise UsageError(
-                "--warc-file with --cluster is not implemented (the workers' retrievals would not be archived)",
-                hint="archive with a run without --cluster",
-            )
         with _archive(args):
             if is_bulk(args):
                 from .bulk import run_bulk
@@ -264,10 +259,8 @@ def _archive(args: argparse.Namespace) -> Iterator[None]:
         yield
         return
     if getattr(args, "cluster", None):
-        raise UsageError(
-            "--warc-file with --cluster is not implemented: cluster workers run in other processes",
-            hint="archive without --cluster, or run one fetch --warc-file per worker host",
-        )
+        yield  # each cluster worker archives what it retrieves (fetcher.cluster.archive)
+        return
     try:
         from .warc import WarcRecorder
     except ImportError:

@@ -228,6 +228,8 @@ def load_done(manifest: str) -> DoneRecords:
             path = record.get("path") or record.get("target")
             if isinstance(path, str):
                 records.owned.setdefault(url + "#listing" if record.get("kind") == "listing" else url, path)
-            if record.get("status") == "ok" and (not isinstance(path, str) or os.path.exists(path)):
+            # A path inside an fsspec URL (a --cluster run's -d s3://...) is taken on the record's word.
+            present = not isinstance(path, str) or "://" in path or os.path.exists(path)
+            if record.get("status") == "ok" and present:
                 records.done.add(url)
     return records

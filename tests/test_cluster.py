@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -106,7 +107,7 @@ class Servers:
 def dask() -> Iterator[DaskClient]:
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, memory_limit="400MiB", dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, memory_limit="400MiB", dashboard_address="127.0.0.1:0"
         ) as local,
         DaskClient(local) as client,
     ):
@@ -189,9 +190,94 @@ def test_mixed_run_manifest_matches_single_process(
     assert {url for url, row in again.items() if row["status"] != "skipped"} == failed
 
 
+def test_output_to_an_fsspec_url(dask: DaskClient, tmp_path: Path) -> None:
+    """-d file:///...: workers stage each file and stream it through fsspec (LocalFileSystem) to the output.
+
+    The workers are other processes: they reach the output only through the
+    URL, as they would reach s3://.  The manifest is the single-process
+    run's, with paths inside the URL.
+    """
+    with Servers() as servers:
+        urls = mixed_urls(servers, tmp_path)
+        listing = tmp_path / "urls.txt"
+        listing.write_text("\n".join(urls) + "\n")
+        common = ["-i", str(listing), "--no-progress", "--timeout", "5", "--retries", "1", "-j", "4"]
+        assert main([*common, "-d", str(tmp_path / "one"), "--manifest", str(tmp_path / "one.jsonl")]) == 1
+        output = f"file://{tmp_path}/two"
+        code = main([*common, "-d", output, "--manifest", str(tmp_path / "two.jsonl"),
+                     "--cluster", dask.scheduler.address])  # fmt: skip
+    assert code == 1
+    single = records(tmp_path / "one.jsonl", tmp_path / "one")
+    spread: dict[str, dict[str, Any]] = {}
+    for line in (tmp_path / "two.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        row.pop("seconds")
+        for key in ("path", "target"):
+            if row.get(key):
+                assert row[key].startswith(output + "/"), row
+                row[key] = row[key][len(output) + 1 :]
+        spread[row["url"]] = row
+    assert spread == single
+    saved = sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
+    assert saved == sorted(Path(row["path"]) for row in single.values() if row["status"] == "ok")
+    for row in single.values():
+        if row["status"] == "ok":
+            assert (tmp_path / "two" / row["path"]).read_bytes() == (tmp_path / "one" / row["path"]).read_bytes()
+    assert not [p for p in (tmp_path / "two").rglob("*") if p.name.startswith(".fetch") or p.suffix == ".part"]
+
+    # --skip-done reads the URL paths back: only the failures run again.
+    code = main([*common, "-d", output, "--manifest", str(tmp_path / "three.jsonl"),
+                 "--skip-done", str(tmp_path / "two.jsonl"), "--cluster", dask.scheduler.address])  # fmt: skip
+    again = [json.loads(line) for line in (tmp_path / "three.jsonl").read_text().splitlines()]
+    assert {row["url"] for row in again if row["status"] != "skipped"} == {
+        url for url, row in single.items() if row["status"] == "failed"
+    }
+
+
+def archived(directory: Path, name: str) -> tuple[Counter[str], list[Path]]:
+    """How often each URL's response or resource record appears over NAME-*.warc.gz (each file warcio-checked)."""
+    from tests.test_warc import read_warc
+
+    files = sorted(directory.glob(f"{name}-*.warc.gz"))
+    counts = Counter[str]()
+    for path in files:
+        for record in read_warc(path):
+            if record.type in ("response", "resource"):
+                assert record.url is not None
+                counts[record.url] += 1
+    return counts, files
+
+
+def test_warc_files_on_a_cluster(dask: DaskClient, tmp_path: Path) -> None:
+    """--warc-file: each batch archives into its own files, rotated past --warc-max-size, each URL once."""
+    pytest.importorskip("warcio")
+    with Servers() as servers:
+        urls = mixed_urls(servers, tmp_path)
+        listing = tmp_path / "urls.txt"
+        listing.write_text("\n".join(urls) + "\n")
+        warc = tmp_path / "archive" / "crawl"
+        warc.parent.mkdir()
+        code = main(["-i", str(listing), "--no-progress", "--timeout", "5", "--retries", "0", "-j", "4",
+                     "-d", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.jsonl"),
+                     "--warc-file", str(warc), "--warc-max-size", "3000",
+                     "--cluster", dask.scheduler.address])  # fmt: skip
+    assert code == 1
+    rows = records(tmp_path / "m.jsonl", tmp_path / "out")
+    ok = {url for url, row in rows.items() if row["status"] == "ok"}
+    counts, files = archived(warc.parent, "crawl")
+    assert set(counts) == ok
+    assert set(counts.values()) == {1}
+    # Several batches, and at least one batch's archive rotated into a second file.
+    names = {path.name.rsplit("-", 1)[0] for path in files}
+    assert len(names) >= 3 and len(files) > len(names)
+    assert all(re.fullmatch(r"crawl-[0-9a-f]{12}-\d{6}-0-\d{5}\.warc\.gz", path.name) for path in files), files
+    assert [p.name for p in warc.parent.iterdir() if not p.name.endswith(".warc.gz")] == []  # staging gone
+
+
 def test_a_host_never_runs_on_two_workers_at_once(dask: DaskClient, tmp_path: Path) -> None:
-    with Servers(http_hosts=4, delay=0.01) as servers:
-        urls = [server.url(f"/n{i}.txt") for server in servers.http for i in range(24)]
+    # Three hosts take turns on two workers, so hosts move from one worker to the other.
+    with Servers(http_hosts=3, delay=0.01) as servers:
+        urls = [server.url(f"/n{i}.txt") for server in servers.http for i in range(40)]
         out = tmp_path / "out"
         out.mkdir()
 
@@ -237,6 +323,30 @@ def test_recursive_run_matches_single_process(dask: DaskClient, tmp_path: Path) 
     assert records(tmp_path / "two.jsonl", tmp_path / "two") == single
 
 
+def test_a_local_cluster_from_the_command_line(tmp_path: Path) -> None:
+    """`--cluster local:2` in a fresh process: fetch starts (forks) its own two workers and stops them."""
+    files = tmp_path / "files"
+    files.mkdir()
+    urls = []
+    for i in range(30):
+        (files / f"d{i}.txt").write_bytes(body(f"d{i}"))
+        urls.append((files / f"d{i}.txt").as_uri())
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(urls) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env.pop("DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "fetcher", "-i", str(listing), "-d", str(tmp_path / "out"), "--no-progress",
+         "--manifest", str(tmp_path / "m.jsonl"), "--cluster", "local:2"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("fetch: 30 retrieved, 0 failed;"), done.stderr
+    rows = records(tmp_path / "m.jsonl", tmp_path / "out")
+    assert set(rows) == set(urls)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(f"d{i}.txt" for i in range(30))
+
+
 def test_version_imports_no_dask() -> None:
     shown = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "fetcher", "--version"], capture_output=True, text=True, check=True
@@ -247,14 +357,19 @@ def test_version_imports_no_dask() -> None:
 
 
 def test_cluster_usage_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    assert main(["-d", "s3://bucket/prefix", "--cluster", "local:2", "http://127.0.0.1:9/x"]) == 2
-    assert "not implemented" in capsysbinary.readouterr().err.decode()
-    warc = ["-d", str(tmp_path), "--warc-file", str(tmp_path / "a"), "--cluster", "local:2", "http://127.0.0.1:9/x"]
-    assert main(warc) == 2
-    assert "--warc-file with --cluster is not implemented" in capsysbinary.readouterr().err.decode()
-    assert main(["-d", str(tmp_path), "--cluster", "local:zero", "http://127.0.0.1:9/x"]) == 2
-    err = capsysbinary.readouterr().err.decode()
-    assert "fetch: --cluster local:zero" in err and "hint:" in err
+    def error(*argv: str) -> str:
+        assert main([*argv, "http://127.0.0.1:9/x"]) == 2
+        return capsysbinary.readouterr().err.decode()
+
+    # s3fs is not installed here: fsspec cannot open s3://, and the message says what to install.
+    err = error("-d", "s3://bucket/prefix", "--cluster", "local:2")
+    assert "fetch: -d s3://bucket/prefix: fsspec cannot open this URL" in err and "s3fs" in err
+    assert "implemented for --cluster runs only" in error("-d", f"file://{tmp_path}/out")
+    assert "-r with an fsspec output URL" in error("-r", "-d", f"file://{tmp_path}/out", "--cluster", "local:2")
+    warc = ["-d", str(tmp_path), "--warc-file", str(tmp_path / "a"), "--cluster", "local:2"]
+    assert "--warc-cdx and --warc-dedup with --cluster are not implemented" in error(*warc, "--warc-cdx")
+    assert "fetch: --cluster local:zero" in error("-d", str(tmp_path), "--cluster", "local:zero")
+    assert not list(tmp_path.iterdir())  # nothing was started, nothing written
 
 
 def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None:
@@ -274,8 +389,11 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None
         listing = tmp_path / "urls.txt"
         listing.write_text("\n".join(urls) + "\n")
         manifest = tmp_path / "m.jsonl"
+        warc = tmp_path / "archive" / "crawl"
+        warc.parent.mkdir()
         code = main(["-i", str(listing), "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress",
-                     "--timeout", "5", "-j", "4", "--per-host", "2", "--cluster", dask.scheduler.address])  # fmt: skip
+                     "--timeout", "5", "-j", "4", "--per-host", "2", "--cluster", dask.scheduler.address,
+                     "--warc-file", str(warc)])  # fmt: skip
         served = servers.requests()
     assert killed.is_set()
     assert code == 0
@@ -293,3 +411,13 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None
     # has shown 4; without the journal it is 7 or more.
     assert sum(count > 1 for count in served.values()) <= 4
     assert sum(served.values()) <= len(urls) + 4
+    # The archive holds each URL's response once, in files warcio checks whole: the dead worker's
+    # file (attempt 0, cut mid-record by the kill) was salvaged by the batch's rerun (attempt 1),
+    # without the records of the URLs the rerun fetched again.
+    counts, files = archived(warc.parent, "crawl")
+    assert set(counts) == set(urls)
+    assert set(counts.values()) == {1}
+    attempts = Counter(path.name.split("-")[2] for path in files if path.name.endswith("-1.warc.gz"))
+    assert attempts, f"no batch ran twice: {files}"
+    for batch in attempts:
+        assert any(path.name.split("-")[2] == batch and path.name.endswith("-0.warc.gz") for path in files)

@@ -436,9 +436,3 @@ async def test_recursive_mirror_archives_listings_and_files(tmp_path: Path) -> N
     listing = resources[f"{server.url}/pub/"]
     assert listing.content_type.startswith("text/x-ftp-") and b"big.bin" in listing.raw
 
-
-async def test_warc_with_a_cluster_says_it_is_not_implemented(tmp_path: Path) -> None:
-    done = await cli("--warc-file", "out", "--cluster", "local:1", "file:///dev/null", cwd=tmp_path)
-    assert done.returncode == 2
-    assert b"not implemented" in done.stderr
-    assert list(tmp_path.iterdir()) == []

@@ -25,9 +25,10 @@ or `fetcher.cluster.fetch_all`.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
-import shutil
+import sys
 import time
 import uuid
 from collections import deque
@@ -47,12 +48,17 @@ from ..errors import FetchError, UsageError
 from ..settings import Settings
 from ..sink import Download
 from ..url import URL, parse_url
+from .archive import WarcTask, warc_task
+from .output import filesystem, is_url, remove_tree
 from .worker import BatchTask, Shipped, _pack_error, _unpack_error, run_batch
 
-#: URLs of one host in one batch: small enough that a lost worker costs
-#: little and hosts rotate, large enough that the per-batch cost (a Dask
-#: task, a trio loop, fresh connections) is spread thin.
+#: URLs of one host in its first batch (later ones grow: see `_Shards`).
 HOST_CHUNK = 50
+
+#: The driver takes in this many URLs (when they come at once, as from -i) before it cuts batches ...
+FEED_BATCH = 1000
+#: ... or waits at most this long (seconds) for more.
+TRICKLE = 0.05
 
 _HINT = "give --cluster local, local:N or tcp://HOST:PORT (a running dask scheduler)"
 
@@ -80,8 +86,25 @@ def parse_target(text: str) -> tuple[str, int | str]:
     raise UsageError(f"--cluster {text}: not a cluster", hint=_HINT)
 
 
+#: dask's setting for how a local cluster starts its worker processes.
+_START_METHOD = "distributed.worker.multiprocessing-method"
+_START_METHOD_ENV = "DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD"
+
+
 def _import_dask() -> Any:
     try:
+        import dask
+
+        if "distributed" not in sys.modules and _START_METHOD_ENV not in os.environ:
+            # A local cluster's workers are forked from this process, not spawned:
+            # a spawned worker starts a fresh interpreter and imports dask and
+            # fetcher again (measured: 5-6 s to start and stop a 2-worker
+            # cluster on a loaded 2-core machine, 1.8 s forked).  The fork
+            # happens before any transfer starts, and a forked worker leaves
+            # through os._exit, so it never flushes this process's buffers
+            # (the manifest).  DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD
+            # set in the environment wins.
+            dask.config.set({_START_METHOD: "fork"})
         import distributed
     except ImportError:
         raise UsageError(
@@ -103,7 +126,12 @@ def connect(target: str | Any) -> tuple[Any, Callable[[], None]]:
     kind, value = parse_target(str(target))
     if kind == "local":
         cluster = distributed.LocalCluster(
-            n_workers=int(value), threads_per_worker=1, processes=True, dashboard_address=None
+            # dask serves status pages even without a dashboard; on a port of its own,
+            # on loopback: None means 8787, and a warning on stderr when that is taken.
+            n_workers=int(value),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address="127.0.0.1:0",
         )
         client = distributed.Client(cluster)
 
@@ -142,6 +170,17 @@ class _Item:
     path: Path | None
 
 
+def _shipped_path(path: Path | None, output: str | None) -> str | None:
+    """A target as a worker gets it: absolute (a shared directory), or relative to the fsspec `output`."""
+    if path is None:
+        return None
+    if output is None:
+        return str(path.absolute())
+    if path.is_absolute() or ".." in path.parts:
+        raise UsageError(f"{path}: with an fsspec output, destination must give paths relative to it")
+    return path.as_posix()
+
+
 def _unpack(result: Any, item: _Item) -> Any:
     if result is None:
         return None
@@ -152,25 +191,49 @@ def _unpack(result: Any, item: _Item) -> Any:
 
 
 class _Shards:
-    """URLs waiting per (host, port) key, the keys leased to a batch in flight, and batch making."""
+    """URLs waiting per (host, port) key, the keys leased to a batch in flight, and batch making.
+
+    A key's batches grow: its first holds `chunk` URLs, each next one twice
+    as many, up to `chunk * GROWTH`.  Small first batches spread a short
+    job over the workers and show progress early; later, larger ones
+    spread the per-batch cost (a Dask task, a trio loop, fresh connections
+    and logins) over more URLs.  A large batch risks little when a worker
+    dies: its journal keeps what it completed.
+    """
+
+    GROWTH = 16
 
     def __init__(self, chunk: int) -> None:
         self.chunk = chunk
         self.waiting: dict[tuple[str, object], deque[_Item]] = {}
         self.leased: set[tuple[str, object]] = set()
+        #: Keys with URLs waiting and no batch in flight, longest waiting first: hosts take turns.
+        self.ready: dict[tuple[str, object], None] = {}
+        self.sent: dict[tuple[str, object], int] = {}
 
     def add(self, item: _Item) -> None:
         key = host_key(item.url)
         self.waiting.setdefault(key, deque()).append(item)
+        if key not in self.leased:
+            self.ready[key] = None
 
-    def free_keys(self) -> list[tuple[str, object]]:
-        return [key for key, items in self.waiting.items() if items and key not in self.leased]
-
-    def take(self, keys: list[tuple[str, object]]) -> list[_Item]:
-        taken: list[_Item] = []
+    def release(self, keys: set[tuple[str, object]]) -> None:
+        """A batch of these keys came back: each with URLs left queues up again, behind the others."""
         for key in keys:
+            self.leased.discard(key)
+            if key in self.waiting:
+                self.ready[key] = None
+
+    def take(self, count: int) -> list[_Item]:
+        """The next batch: URLs of the `count` keys that have waited longest."""
+        taken: list[_Item] = []
+        for key in list(itertools.islice(self.ready, count)):
+            del self.ready[key]
             queue = self.waiting[key]
-            for _ in range(min(self.chunk, len(queue))):
+            sent = self.sent.get(key, 0)
+            self.sent[key] = sent + 1
+            size = self.chunk * min(2**sent, self.GROWTH)
+            for _ in range(min(size, len(queue))):
                 taken.append(queue.popleft())
             if not queue:
                 del self.waiting[key]
@@ -193,6 +256,10 @@ def fetch_all(
     retries: int | None = None,
     on_chunk: Callable[[URL, int], None] | None = None,
     host_chunk: int = HOST_CHUNK,
+    output: str | None = None,
+    warc_file: str | None = None,
+    warc_max_size: int | None = None,
+    command_line: list[str] | None = None,
 ) -> Any:
     """`Client.fetch_all` on a Dask cluster, as an async context manager::
 
@@ -208,34 +275,64 @@ def fetch_all(
     must be reachable under the same name by every worker (a shared
     directory); `on_chunk` is called once per saved file with its size.
     A batch holds at most `host_chunk` URLs of each of its hosts.
+
+    `output` is an fsspec URL (`"s3://bucket/prefix"`, `"file:///srv/out"`)
+    for the files: `destination` then returns paths relative to it, and
+    each file appears there only when complete (`fetcher.cluster.output`).
+    `warc_file` (a path every worker reaches) archives every retrieval:
+    each batch writes its own `NAME-RUN-BATCH-ATTEMPT.warc.gz`, rotated past
+    `warc_max_size` bytes (`fetcher.cluster.archive`).
+
+    The outcomes are those of `Client.fetch_all`, one per URL, in the order
+    they complete; a batch lost for good (Dask gave up on it) yields a
+    `FetchError` outcome for each of its URLs.
     """
-    return _run(
-        urls, cluster, settings or Settings(), jobs, per_host, destination, resume, retries, on_chunk, host_chunk
-    )
+    if output is not None and not is_url(output):
+        raise UsageError(f"output={output!r}: give an fsspec URL (for a directory, let destination name paths)")
+    if output is not None:
+        filesystem(output)  # a clear error now, before any worker starts
+    if resume and output is not None:
+        raise UsageError("-C/--continue with an fsspec output URL is not implemented (.part files stay on workers)")
+    run_id = uuid.uuid4().hex[:12]
+    archive = None
+    if warc_file is not None:
+        if is_url(warc_file):
+            raise UsageError(f"--warc-file {warc_file}: an fsspec URL for WARC files is not implemented",
+                             hint="give a path every worker reaches (local, NFS, a mounted bucket)")  # fmt: skip
+        archive = warc_task(warc_file, run_id, warc_max_size, list(command_line or []))
+    options = _Options(jobs, per_host, destination, resume, retries, on_chunk, host_chunk, output, archive, run_id)
+    return _run(urls, cluster, settings or Settings(), options)
+
+
+@dataclass
+class _Options:
+    jobs: int | None
+    per_host: int | None
+    destination: Callable[[URL], Path] | None
+    resume: bool
+    retries: int | None
+    on_chunk: Callable[[URL, int], None] | None
+    host_chunk: int
+    output: str | None
+    archive: WarcTask | None
+    run_id: str
 
 
 @asynccontextmanager
 async def _run(
-    urls: Iterable[URL | str] | AsyncIterable[URL | str],
-    cluster: str | Any,
-    settings: Settings,
-    jobs: int | None,
-    per_host: int | None,
-    destination: Callable[[URL], Path] | None,
-    resume: bool,
-    retries: int | None,
-    on_chunk: Callable[[URL, int], None] | None,
-    host_chunk: int,
+    urls: Iterable[URL | str] | AsyncIterable[URL | str], cluster: str | Any, settings: Settings, options: _Options
 ) -> AsyncIterator[Outcomes]:
+    jobs, per_host, destination = options.jobs, options.per_host, options.destination
+    resume, retries, on_chunk, output = options.resume, options.retries, options.on_chunk, options.output
     shipped_settings = worker_settings(settings)
     dask, close = await trio.to_thread.run_sync(connect, cluster)
-    run_id = uuid.uuid4().hex[:12]
-    journal_root: Path | None = None
+    run_id = options.run_id
+    journal_root: str | None = f"{output.rstrip('/')}/.fetch-cluster-{run_id}" if output is not None else None
     # anyio's stream, as batch.Outcomes reads it (EndOfStream ends the loop).
     send, receive = anyio.create_memory_object_stream[Outcome](math.inf)
     done_send, done_receive = trio.open_memory_channel[tuple[list[_Item], Any]](math.inf)
     token = trio.lowlevel.current_trio_token()
-    shards = _Shards(host_chunk)
+    shards = _Shards(options.host_chunk)
     inflight: dict[Any, list[_Item]] = {}
     waiting: dict[int, _Item] = {}
     bound: list[tuple[str, str, int | None]] = []
@@ -261,12 +358,11 @@ async def _run(
         def pump() -> None:
             nonlocal journal_root
             while len(inflight) < slots:
-                keys = shards.free_keys()
-                if not keys:
+                if not shards.ready:
                     return
                 idle = slots - len(inflight)
-                share = min(hosts_per_batch, max(1, math.ceil(len(keys) / idle)))
-                items = shards.take(keys[:share])
+                share = min(hosts_per_batch, max(1, math.ceil(len(shards.ready) / idle)))
+                items = shards.take(share)
                 if bound:
                     items.sort(key=lambda item: item.url.origin != bound[0])
                 batch_settings = shipped_settings
@@ -275,17 +371,19 @@ async def _run(
                 if journal_root is None and any(item.path is not None for item in items):
                     first = next(item.path for item in items if item.path is not None)
                     assert first is not None
-                    journal_root = first.absolute().parent / f".fetch-cluster-{run_id}"
-                    journal_root.mkdir(parents=True, exist_ok=True)
+                    journal = first.absolute().parent / f".fetch-cluster-{run_id}"
+                    journal.mkdir(parents=True, exist_ok=True)
+                    journal_root = str(journal)
                 task = BatchTask(
-                    batch_id=f"{run_id}-{items[0].index}",
-                    items=[(item.text, str(item.path.absolute()) if item.path else None) for item in items],
+                    batch_id=f"{run_id}-{items[0].index}", items=[(item.text, _shipped_path(item.path, output))
+                                                                  for item in items],
                     settings=batch_settings, jobs=job_count, per_host=per_host or settings.per_host,
-                    resume=resume, retries=retries, journal=str(journal_root) if journal_root else None,
+                    resume=resume, retries=retries, journal=journal_root, output=output, warc=options.archive,
                 )  # fmt: skip
                 future = dask.submit(run_batch, task, pure=False, key=f"fetch-batch-{task.batch_id}")
                 inflight[future] = items
                 future.add_done_callback(lambda f, items=items: finished(f, items))
+                wake.set()
 
         async def feed() -> None:
             index = 0
@@ -303,14 +401,20 @@ async def _run(
                 item = _Item(index, text, url, path)
                 waiting[index] = item
                 shards.add(item)
-                pump()
-                wake.set()
+                if index % FEED_BATCH == 0:
+                    pump()
             fed.set()
+            pump()
             wake.set()
 
+        async def trickle() -> None:
+            # URLs that arrive slowly (found by -r) go out without waiting for FEED_BATCH more.
+            while not fed.is_set():
+                await trio.sleep(TRICKLE)
+                pump()
+
         def deliver(items: list[_Item], value: Any) -> None:
-            keys = {host_key(i.url) for i in items}
-            shards.leased -= keys
+            shards.release({host_key(i.url) for i in items})
             by_text: dict[str, deque[_Item]] = {}
             for item in items:
                 by_text.setdefault(item.text, deque()).append(item)
@@ -355,6 +459,7 @@ async def _run(
 
         def start(nursery: anyio.abc.TaskGroup) -> None:
             nursery.start_soon(feed)
+            nursery.start_soon(trickle)
             nursery.start_soon(collect)
 
         async with outcomes_while(receive, start) as outcomes:
@@ -366,20 +471,47 @@ async def _run(
                 await trio.to_thread.run_sync(dask.cancel, list(inflight))
             await trio.to_thread.run_sync(close)
         if journal_root is not None:
-            shutil.rmtree(journal_root, ignore_errors=True)
+            await trio.to_thread.run_sync(remove_tree, journal_root)
+        if options.archive is not None:
+            await trio.to_thread.run_sync(remove_tree, options.archive.staging)
 
 
-def executor(cluster: str, directory: str | None, settings: Settings) -> Callable[..., Any]:
+def executor(args: Any, settings: Settings) -> Callable[..., Any]:
     """What `fetch --cluster` puts in place of `Client.fetch_all` (same arguments, same outcomes)."""
-    parse_target(cluster)
-    if directory and "://" in directory:
-        raise UsageError(
-            f"-d {directory}: output to an fsspec URL is not implemented for --cluster",
-            hint="give a directory every worker reaches under the same path (local, NFS, a mounted bucket)",
-        )
+    parse_target(args.cluster)
+    output = args.directory if is_url(args.directory) else None
+    if output is not None:
+        filesystem(output)
+        for given, what in ((args.recursive, "-r"), (getattr(args, "no_clobber", False), "--no-clobber"),
+                            (args.resume, "-C/--continue")):  # fmt: skip
+            if given:
+                raise UsageError(
+                    f"{what} with an fsspec output URL (-d {output}) is not implemented",
+                    hint="give a directory every worker reaches under the same path (local, NFS, a mounted bucket)",
+                )
+    if args.warc_file is not None:
+        if args.warc_cdx or args.warc_dedup:
+            raise UsageError(
+                "--warc-cdx and --warc-dedup with --cluster are not implemented (each batch writes its own WARC files)",
+                hint="index afterwards, e.g. with `cdxj-indexer` over the NAME-*.warc.gz files",
+            )
+        try:
+            import warcio  # noqa: F401  (the workers need it too: the same environment everywhere)
+        except ImportError:
+            raise UsageError("--warc-file needs warcio", hint="pip install 'fetcher-rfc1738[warc]'") from None
     _import_dask()
 
-    def run(urls: Any, **options: Any) -> Any:
-        return fetch_all(urls, cluster, settings, **options)
+    def run(urls: Any, destination: Callable[[URL], Path] | None = None, **options: Any) -> Any:
+        if output is not None and destination is not None:
+            root = Path(args.directory)
+            named = destination
+
+            def destination(url: URL) -> Path:
+                return named(url).relative_to(root)
+
+        return fetch_all(
+            urls, args.cluster, settings, destination=destination, output=output, warc_file=args.warc_file,
+            warc_max_size=args.warc_max_size, command_line=list(args.argv or []), **options,
+        )  # fmt: skip
 
     return run

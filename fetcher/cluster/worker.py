@@ -1,33 +1,43 @@
 """The worker side of `fetcher.cluster`: one batch, run in a fresh trio loop on a Dask worker.
 
-Each batch keeps a journal (one JSON line per file it completed) in a
-directory the driver names beside the output; when Dask runs a batch again
-because its worker died, the files in the journal are returned as they are
-instead of being fetched a second time.
+Each batch keeps a journal (`fetcher.cluster.output.Journal`: the files it
+completed) in a directory the driver names beside the output; when Dask
+runs a batch again because its worker died, the files in the journal are
+returned as they are instead of being fetched a second time.  With an
+fsspec output, files are staged locally and streamed up when complete
+(`fetcher.cluster.output`); with --warc-file, each run of a batch writes
+its own WARC files (`fetcher.cluster.archive`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
+import shutil
+import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from ..client import Client
-from ..errors import FetchError
+from ..client import Client, Outcome
+from ..errors import FetchError, OutputError
 from ..settings import Settings
 from ..sink import Download
-from ..url import parse_url
+from ..url import URL, parse_url
+from .output import Journal, filesystem, upload
 
 
 @dataclass
 class BatchTask:
-    """One shard sent to a worker: URLs (bound origin first), their target paths, how to fetch."""
+    """One shard sent to a worker: URLs (bound origin first), their target paths, how to fetch.
+
+    A target path is absolute (a directory every worker reaches), or, with
+    `output` (an fsspec URL), relative to it.
+    """
 
     batch_id: str
     items: list[tuple[str, str | None]]
@@ -37,6 +47,8 @@ class BatchTask:
     resume: bool
     retries: int | None
     journal: str | None
+    output: str | None = None
+    warc: Any = None  # fetcher.cluster.archive.WarcTask when the run archives
 
 
 @dataclass
@@ -72,37 +84,30 @@ def _pack(result: Any) -> Any:
     return dataclasses.replace(result, url=None) if result is not None else None
 
 
-def _journal_load(path: Path) -> dict[str, dict[str, Any]]:
-    done: dict[str, dict[str, Any]] = {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return done
-    for line in text.splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # the last line of a worker killed while writing it
-        if Path(entry["path"]).is_file():
-            done[entry["url"]] = entry
-    return done
-
-
 def run_batch(task: BatchTask) -> list[Shipped]:
     """Run one batch in a fresh trio loop (what a Dask worker executes)."""
-    return trio.run(_run_batch, task)
+    if task.warc is None:
+        return trio.run(_run_batch, task, None)
+    from .archive import BatchArchive
+
+    with BatchArchive(task.warc, task.batch_id) as archive:
+        return trio.run(_run_batch, task, archive)
 
 
-async def _run_batch(task: BatchTask) -> list[Shipped]:
+async def _run_batch(task: BatchTask, archive: Any) -> list[Shipped]:
     worker = _worker_name()
     shipped: list[Shipped] = []
-    journal = Path(task.journal) / f"{task.batch_id}.jsonl" if task.journal else None
-    done = _journal_load(journal) if journal is not None else {}
+    journal = Journal(task.journal, task.batch_id) if task.journal else None
+    done = journal.load() if journal is not None else {}
+    fs, root = filesystem(task.output) if task.output else (None, "")
+    staging = Path(tempfile.mkdtemp(prefix="fetch-stage-")) if fs is not None else None
     paths: dict[str, Path] = {}
+    remote: dict[str, str] = {}
     todo: list[str] = []
     for text, path in task.items:
         entry = done.get(text)
-        if entry is not None:  # completed by an earlier run of this batch on a worker that died
+        if entry is not None and (fs is not None or Path(entry["path"]).is_file()):
+            # Completed by an earlier run of this batch, on a worker that died.
             saved = Download(
                 url=parse_url(text), path=Path(entry["path"]), bytes=entry["bytes"], sha256=entry["sha256"],
                 content_type=entry["content_type"], resumed_from=entry["resumed_from"],
@@ -110,43 +115,78 @@ async def _run_batch(task: BatchTask) -> list[Shipped]:
             shipped.append(Shipped(text, _pack(saved), None, entry["attempts"], entry["seconds"], worker, time.time()))
             continue
         todo.append(text)
-        if path is not None:
-            paths[str(parse_url(text))] = Path(path)
+        if path is None:
+            continue
+        key = str(parse_url(text))
+        if staging is not None:
+            paths[key] = staging / path
+            remote[text] = f"{root}/{path}"
+        else:
+            paths[key] = Path(path)
+    if archive is not None:
+        # What an earlier run of this batch archived, less the URLs fetched again now.
+        await trio.to_thread.run_sync(archive.salvage, todo)
     if not todo:
         return shipped
-    destination = (lambda url: paths[str(url)]) if paths else None
-    log = open(journal, "a", encoding="utf-8") if journal is not None else None  # noqa: SIM115
+
+    def destination(url: URL) -> Path:
+        path = paths[str(url)]
+        if staging is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def keep(outcome: Outcome, result: Any, error: FetchError | None) -> None:
+        if journal is not None and isinstance(result, Download) and error is None:
+            journal.add({
+                "url": outcome.url, "path": str(result.path), "bytes": result.bytes,
+                "sha256": result.sha256, "content_type": result.content_type,
+                "resumed_from": result.resumed_from, "attempts": outcome.attempts,
+                "seconds": outcome.seconds,
+            })  # fmt: skip
+        packed = _pack_error(error) if error is not None else None
+        shipped.append(Shipped(outcome.url, _pack(result), packed, outcome.attempts, outcome.seconds, worker,
+                               time.time()))  # fmt: skip
+
+    async def deliver(outcome: Outcome, limiter: trio.CapacityLimiter) -> None:
+        # An fsspec output: the staged file goes up, then its staged copy goes.
+        staged = outcome.result
+        assert isinstance(staged, Download)
+        target = remote[outcome.url]
+        result: Download | None = None
+        error: FetchError | None = None
+        try:
+            await trio.to_thread.run_sync(upload, fs, staged.path, target, limiter=limiter)
+            result = dataclasses.replace(staged, path=Path(target))
+        except Exception as failure:  # any file system's error: the URL fails, the batch goes on
+            error = OutputError(f"cannot write {target}: {failure}", hint="check the output URL and its credentials")
+        finally:
+            staged.path.unlink(missing_ok=True)
+        keep(outcome, result, error)
+
     try:
-        async with Client(task.settings) as client:
-            async with client.fetch_all(
-                todo,
-                jobs=task.jobs,
-                per_host=task.per_host,
-                destination=destination,
-                resume=task.resume,
-                retries=task.retries,
-            ) as outcomes:
-                async for outcome in outcomes:
-                    result = outcome.result
-                    if log is not None and isinstance(result, Download):
-                        entry = {
-                            "url": outcome.url, "path": str(result.path), "bytes": result.bytes,
-                            "sha256": result.sha256, "content_type": result.content_type,
-                            "resumed_from": result.resumed_from, "attempts": outcome.attempts,
-                            "seconds": outcome.seconds,
-                        }  # fmt: skip
-                        log.write(json.dumps(entry) + "\n")
-                        log.flush()
-                    error = _pack_error(outcome.error) if outcome.error is not None else None
-                    shipped.append(
-                        Shipped(
-                            outcome.url, _pack(result), error, outcome.attempts, outcome.seconds, worker, time.time()
-                        )
-                    )
+        with archive.recording() if archive is not None else nullcontext():
+            await _fetch(task, todo, destination if paths else None, staging is not None, deliver, keep)
     finally:
-        if log is not None:
-            log.close()
+        if journal is not None:
+            journal.close()
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
     return shipped
+
+
+async def _fetch(task: BatchTask, todo: list[str], destination: Any, staged: bool, deliver: Any, keep: Any) -> None:
+    """The batch through `Client.fetch_all`; with an fsspec output, uploads run beside the fetches."""
+    async with Client(task.settings) as client, trio.open_nursery() as uploads:
+        limiter = trio.CapacityLimiter(max(1, task.jobs))
+        async with client.fetch_all(
+            todo, jobs=task.jobs, per_host=task.per_host, destination=destination, resume=task.resume,
+            retries=task.retries,
+        ) as outcomes:  # fmt: skip
+            async for outcome in outcomes:
+                if staged and isinstance(outcome.result, Download):
+                    uploads.start_soon(deliver, outcome, limiter)
+                else:
+                    keep(outcome, outcome.result, outcome.error)
 
 
 def _worker_name() -> str:

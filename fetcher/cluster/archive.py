@@ -1,0 +1,188 @@
+"""`--warc-file NAME` on a cluster: each run of a batch writes WARC files of its own.
+
+Records never travel to the driver: a worker archives what it retrieves,
+with the same recorder (`fetcher.warc.WarcRecorder`) as a local run.  Each
+run of a batch writes into a staging directory beside NAME
+(`.fetch-warc-RUN/BATCH/ATTEMPT/`), and its files move to their final names
+beside NAME when the batch completes:
+
+    NAME-RUN-BATCH-ATTEMPT.warc.gz                  (one per batch run)
+    NAME-RUN-BATCH-ATTEMPT-00000.warc.gz, ...        (with --warc-max-size)
+
+RUN is the run's id, BATCH the input number of the batch's first URL,
+ATTEMPT 0 unless a worker died under the batch.  So a file under its final
+name is always whole, as in a local run, and archivists get what Heritrix
+gives them: many WARC files of one crawl, named by crawl and serial.
+
+A worker that dies mid-batch leaves its run's files in staging.  The run
+that replaces it copies every whole record of them into a file of the dead
+run's name, except the records of the URLs it fetches again (those not in
+the batch journal), so each URL's records are archived once.  Records are
+gzip members written whole, one capture's records one after another, so a
+member cut off by the kill, and the capture it belongs to, are dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from ..url import parse_url
+
+#: A recorder installs a process-wide trace handler (fetcher.tap.recording):
+#: a worker with several threads records one batch at a time.
+_ONE_RECORDING = threading.Lock()
+#: Bytes of a record's start read for its WARC headers.
+_HEAD = 64 * 1024
+
+
+@dataclass
+class WarcTask:
+    """What a worker needs to archive a batch (all paths on storage every worker reaches)."""
+
+    base: str  # NAME, absolute, without .warc.gz
+    run_id: str
+    staging: str
+    max_size: int | None = None
+    command_line: list[str] = field(default_factory=list)
+
+
+class BatchArchive:
+    """One run of one batch: its recorder, its staging directory, and the salvage of earlier runs."""
+
+    def __init__(self, task: WarcTask, batch_id: str) -> None:
+        from ..warc import WarcRecorder
+
+        self.task = task
+        self.final = Path(task.base).parent
+        batch_dir = Path(task.staging) / batch_id
+        batch_dir.mkdir(parents=True, exist_ok=True)
+        attempt = 0
+        while True:  # the first free attempt number (a rerun finds its predecessors' directories)
+            try:
+                (batch_dir / str(attempt)).mkdir()
+                break
+            except FileExistsError:
+                attempt += 1
+        self.earlier = [batch_dir / str(n) for n in range(attempt)]
+        self.dir = batch_dir / str(attempt)
+        serial = batch_id.rsplit("-", 1)[-1]
+        name = f"{Path(task.base).name}-{task.run_id}-{int(serial):06d}-{attempt}"
+        self.recorder = WarcRecorder(self.dir / name, max_size=task.max_size, command_line=task.command_line)
+
+    def __enter__(self) -> BatchArchive:
+        return self
+
+    def __exit__(self, kind: object, error: object, traceback: object) -> None:
+        self.recorder.close()
+        if kind is None:
+            self._publish(self.dir)
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        from ..tap import recording
+
+        with _ONE_RECORDING, recording(self.recorder):
+            yield
+
+    def salvage(self, refetched: list[str]) -> None:
+        """Keep what earlier (dead) runs of this batch archived, less the records of `refetched` URLs."""
+        dropped = {str(parse_url(text).redacted()) for text in refetched}
+        for earlier in self.earlier:
+            for path in sorted(earlier.glob("*.warc.gz")):
+                _copy_whole_captures(path, path.with_name(path.name + ".salvaged"), dropped)
+                path.with_name(path.name + ".salvaged").replace(path)
+            self._publish(earlier)
+
+    def _publish(self, directory: Path) -> None:
+        # The directory stays (empty) until the driver removes the staging
+        # tree: its number is taken, so a later run of the batch never
+        # reuses a name already published.
+        for path in sorted(directory.glob("*.warc.gz")):
+            os.replace(path, self.final / path.name)
+
+
+def _members(source: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
+    """(offset, length, first bytes) of each whole gzip member; stops at a member cut short."""
+    offset = 0
+    while True:
+        source.seek(offset)
+        inflate = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        head = b""
+        length = 0
+        while not inflate.eof:
+            block = source.read(1 << 20)
+            if not block:
+                return  # the end of the file inside a member (or after the last one)
+            data = block
+            try:
+                while data and not inflate.eof:
+                    out = inflate.decompress(data, 1 << 20)
+                    if len(head) < _HEAD:
+                        head += out[: _HEAD - len(head)]
+                    data = inflate.unconsumed_tail
+            except zlib.error:
+                return
+            # What follows the member's end in this block belongs to the next member.
+            length += len(block) - len(inflate.unused_data)
+        yield offset, length, head
+        offset += length
+
+
+def _target(head: bytes) -> str | None:
+    headers = head.split(b"\r\n\r\n", 1)[0].decode("utf-8", "replace")
+    for line in headers.split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "warc-target-uri":
+            return value.strip()
+    return None
+
+
+def _copy_whole_captures(path: Path, out: Path, dropped: set[str]) -> None:
+    """Copy `path`'s whole records to `out`, without the captures of `dropped` URLs or a capture cut short."""
+    with path.open("rb") as source:
+        members = list(_members(source))
+        source.seek(0, os.SEEK_END)
+        cut = sum(length for _, length, _ in members) < source.tell()
+        # One capture's records are consecutive members with one target URI.
+        groups: list[tuple[str | None, list[tuple[int, int]]]] = []
+        for offset, length, head in members:
+            target = _target(head)
+            if groups and target is not None and groups[-1][0] == target:
+                groups[-1][1].append((offset, length))
+            else:
+                groups.append((target, [(offset, length)]))
+        if cut and groups and groups[-1][0] is not None:
+            groups.pop()  # its last record is the one the kill cut short
+        with out.open("wb") as sink:
+            for target, spans in groups:
+                if target in dropped:
+                    continue
+                for offset, length in spans:
+                    source.seek(offset)
+                    _copy(source, sink, length)
+
+
+def _copy(source: IO[bytes], sink: IO[bytes], length: int) -> None:
+    while length > 0:
+        block = source.read(min(length, 1 << 20))
+        if not block:
+            raise OSError("the WARC file shrank while it was copied")
+        sink.write(block)
+        length -= len(block)
+
+
+def warc_task(name: str, run_id: str, max_size: int | None, command_line: list[str]) -> WarcTask:
+    """The archive settings of a cluster run writing NAME (a path every worker reaches)."""
+    base = os.path.abspath(name)
+    for suffix in (".warc.gz", ".warc"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    staging = os.path.join(os.path.dirname(base), f".fetch-warc-{run_id}")
+    return WarcTask(base=base, run_id=run_id, staging=staging, max_size=max_size, command_line=command_line)
