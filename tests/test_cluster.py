@@ -265,7 +265,8 @@ def test_warc_files_on_a_cluster(dask: DaskClient, tmp_path: Path) -> None:
     rows = records(tmp_path / "m.jsonl", tmp_path / "out")
     ok = {url for url, row in rows.items() if row["status"] == "ok"}
     counts, files = archived(warc.parent, "crawl")
-    assert set(counts) == ok
+    # Every retrieved URL once; an answered failure (an HTTP 404) may be archived too, once.
+    assert ok <= set(counts) <= set(rows)
     assert set(counts.values()) == {1}
     # Several batches, and at least one batch's archive rotated into a second file.
     names = {path.name.rsplit("-", 1)[0] for path in files}
