@@ -28,6 +28,7 @@ from distributed import LocalCluster
 
 from fetcher import cluster
 from fetcher.cli import main
+from fetcher.client import Client
 from fetcher.settings import Settings
 from tests.servers.common import serving
 from tests.servers.ftp_fake import FakeFtpServer
@@ -273,6 +274,40 @@ def test_warc_files_on_a_cluster(dask: DaskClient, tmp_path: Path) -> None:
     assert len(names) >= 3 and len(files) > len(names)
     assert all(re.fullmatch(r"crawl-[0-9a-f]{12}-\d{6}-0-\d{5}\.warc\.gz", path.name) for path in files), files
     assert [p.name for p in warc.parent.iterdir() if not p.name.endswith(".warc.gz")] == []  # staging gone
+
+
+def test_the_library_call_yields_what_client_fetch_all_yields(dask: DaskClient, tmp_path: Path) -> None:
+    """fetcher.cluster.fetch_all(urls, dask_client, settings): Client.fetch_all's outcomes, into memory here."""
+    settings = Settings(timeout=5)
+
+    def seen(outcome: Any) -> tuple[Any, ...]:
+        result, error = outcome.result, outcome.error
+        return (
+            outcome.ok, type(result).__name__, getattr(result, "kind", None), getattr(result, "content", None),
+            getattr(result, "content_type", None), str(getattr(result, "url", "")), type(error).__name__,
+            str(error) if error else None, getattr(error, "exit_code", None), outcome.attempts,
+        )  # fmt: skip
+
+    async def run(spread: bool) -> dict[str, tuple[Any, ...]]:
+        got: dict[str, tuple[Any, ...]] = {}
+        if spread:
+            async with cluster.fetch_all(urls, dask, settings, retries=0) as outcomes:
+                async for outcome in outcomes:
+                    assert outcome.url not in got
+                    got[outcome.url] = seen(outcome)
+            return got
+        async with Client(settings) as client, client.fetch_all(urls, retries=0) as outcomes:
+            async for outcome in outcomes:
+                got[outcome.url] = seen(outcome)
+        return got
+
+    with Servers() as servers:
+        urls = mixed_urls(servers, tmp_path)
+        local, spread = trio.run(run, False), trio.run(run, True)
+    assert set(local) == set(urls)
+    assert spread == local
+    assert {row[1] for row in spread.values()} == {"Fetched", "NoneType"}
+    assert sum(row[0] for row in spread.values()) == 40
 
 
 def test_a_host_never_runs_on_two_workers_at_once(dask: DaskClient, tmp_path: Path) -> None:

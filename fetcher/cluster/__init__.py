@@ -396,7 +396,7 @@ async def _run(
                         bound.append(url.origin)
                     path = destination(url) if destination is not None else None
                 except FetchError as error:
-                    await send.send(Outcome(url=text, error=error, attempts=0))
+                    await send.send(Outcome(url=text, error=error, attempts=1))  # as Client.fetch_all counts it
                     continue
                 item = _Item(index, text, url, path)
                 waiting[index] = item
