@@ -20,6 +20,7 @@ import trio
 
 from tests.conftest import run_fetch
 from tests.servers.prospero import Directory, Link, Object, serve_prospero
+from tests.test_prospero import fix_ports
 
 BYTES = b"the same bytes, offered by the prospero server itself\n" * 40
 
@@ -74,6 +75,24 @@ async def test_unreachable_ftp_archive_falls_back_to_prospero_contents(tmp_path:
         b"GET-OBJECT-INFO CONTENTS ASCII '/pub/file.txt' 0",
     ]
     assert only.returncode == 6
+
+
+async def test_a_mirror_gets_the_bytes_through_prospero_contents_when_the_archive_is_down(tmp_path: Path) -> None:
+    port = dead_port()
+    aftp = ["AFTP", "INTERNET-D", f"127.0.0.1({port})", "ASCII", "/pub/file.txt", "BINARY"]
+    tree = {
+        "/pub": Directory([Link("file.txt", "FILE", "LOCALHOST(0)", "/pub/file.txt", size=len(BYTES))]),
+        "/pub/file.txt": Object([aftp, ["PROSPERO-CONTENTS", "", "", "", ""]], contents=BYTES),
+    }
+    async with serve_prospero(tree) as server:
+        fix_ports(server)
+        got = await fetch_cli("-r", "-d", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.jsonl"),
+                              "--no-progress", f"prospero://localhost:{server.port}//pub")  # fmt: skip
+        asked = commands(server.requests)
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "out" / "file.txt").read_bytes() == BYTES
+    assert b"GET-OBJECT-INFO CONTENTS ASCII '/pub/file.txt' 0" in asked
+    assert "fetch: mirror: 1 new, 0 updated, 0 unchanged, 0 skipped, 0 failed" in got.stderr.decode()
 
 
 async def test_the_last_method_failing_is_the_error_the_user_sees() -> None:
