@@ -337,6 +337,8 @@ class Mirror:
         self.scopes[key] = scope
         self.lineage[key] = str(parent)
         if entry is not None and self.timestamping and entry.type not in ("directory", "menu"):
+            if entry.type == "link" and not entry.extra.get("target_facts"):
+                return  # LIST and MLSD give a link's own size and time, not its target's (--ftp-facts asks those)
             self.facts[key] = (entry.size, entry.modified, entry.extra.get("precision"))
 
     def looped(self, url: URL, entries: list[Entry]) -> str | None:

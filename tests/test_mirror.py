@@ -289,3 +289,24 @@ async def test_file_mirror_reads_nothing_outside_the_start_without_parent(tmp_pa
         skipped = {str(row["name"]): str(row["reason"]) for row in rows if row["status"] == "skipped"}
         assert set(skipped) == {"to-beside", "to-other"}
         assert all("outside the start directory" in reason for reason in skipped.values())
+
+
+def test_a_links_own_size_and_time_never_make_its_copy_unchanged(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from fetcher.mirror import Mirror
+    from fetcher.resource import Entry
+    from fetcher.url import parse_url
+
+    local = tmp_path / "al"
+    local.write_bytes(b"x" * 5)  # as long as the link's text "a.txt": LIST's size for the link
+    mirror = Mirror(parent=False, timestamping=True, robots=True, follow_schemes=set(), user_agent="t", log=print)
+    parent, url = parse_url("ftp://h/pub/"), parse_url("ftp://h/pub/al")
+    listed = Entry("al", str(url), type="link", size=5, modified=datetime(2020, 1, 1, tzinfo=UTC), target="a.txt",
+                   extra={"precision": "minute"})  # fmt: skip
+    mirror.adopt(parent, url, listed)
+    assert not mirror.up_to_date(url, local)  # the link's facts say nothing about a.txt: transfer it
+    asked = Entry("al", str(url), type="link", size=5, modified=datetime(2020, 1, 1, tzinfo=UTC), target="a.txt",
+                  extra={"precision": "second", "target_facts": True})  # fmt: skip
+    mirror.adopt(parent, url, asked)  # --ftp-facts: SIZE and MDTM answered for the target
+    assert mirror.up_to_date(url, local)

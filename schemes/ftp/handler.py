@@ -454,6 +454,8 @@ class Handler:
                     entry.size = size
                     if entry.type in ("unknown", None):
                         entry.type = "file"
+                    elif link:
+                        entry.extra["target_facts"] = True  # -N may compare these: they are the target's
             if "MDTM" in asking and (entry.modified is None or entry.extra.get("precision") != "second" or link):
                 modified = await self._ask(control, "MDTM", entry.name, asking, parse_mdtm)
                 if modified is not None:
