@@ -208,6 +208,20 @@ async def test_limit_rate_pauses_count_against_max_time(server: HTTPTestServer, 
     assert code == 0, err
 
 
+async def test_limit_rate_paces_ftp_too(tmp_path: Path) -> None:
+    from fetcher import Client
+    from fetcher.errors import Timeout
+    from tests.servers.ftp_fake import FakeFtpServer, serving
+
+    async with serving(FakeFtpServer({"/blob.bin": BLOB})) as ftp:
+        async with Client(limit_rate=1 * MIB, max_time=0.3, use_netrc=False) as client:
+            with pytest.raises(Timeout, match="--max-time"):  # 1 MiB at 1 MiB/s: not in 0.3 s
+                await client.download(f"{ftp.url}/blob.bin", tmp_path / "slow.bin")
+        async with Client(limit_rate=16 * MIB, use_netrc=False) as client:
+            done = await client.download(f"{ftp.url}/blob.bin", tmp_path / "blob.bin")
+    assert done.bytes == MIB and (tmp_path / "blob.bin").read_bytes() == BLOB
+
+
 def test_limit_rate_refuses_a_bad_rate() -> None:
     result = run_fetch("--limit-rate", "lots", "http://127.0.0.1:1/")
     assert result.returncode == 2
