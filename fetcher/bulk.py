@@ -58,39 +58,74 @@ class Job:
 # -- input ------------------------------------------------------------------
 
 
-def read_url_lines(lines: Iterable[str]) -> Iterator[tuple[str, int]]:
-    """URLs of an input file with their line numbers.
+class UrlLines:
+    """The URLs of an input file, line by line (`read_url_lines`, and -i - as stdin delivers).
 
     Blank lines and `#` comments are skipped; a `<URL:...>` wrapper may span
     several lines (RFC 1738 appendix), and is reported at its first line.
     """
-    pending: list[str] = []
-    start = 0
-    for number, raw in enumerate(lines, 1):
+
+    def __init__(self) -> None:
+        self.number = 0
+        self._pending: list[str] = []
+        self._start = 0
+
+    def feed(self, raw: str) -> tuple[str, int] | None:
+        """One line in; the URL it completes (with its line number), if any."""
+        self.number += 1
         line = raw.rstrip("\r\n")
-        if pending:
-            pending.append(line)
+        if self._pending:
+            self._pending.append(line)
             if ">" in line:
-                yield "\n".join(pending), start
-                pending = []
-            continue
+                return self.close()
+            return None
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
-            continue
+            return None
         if stripped.startswith("<") and ">" not in stripped:
-            pending, start = [stripped], number
-            continue
-        yield stripped, number
-    if pending:
-        yield "\n".join(pending), start
+            self._pending, self._start = [stripped], self.number
+            return None
+        return stripped, self.number
+
+    def close(self) -> tuple[str, int] | None:
+        """The end of the input: a wrapper left open is still a URL (reported at its first line)."""
+        if not self._pending:
+            return None
+        text, self._pending = "\n".join(self._pending), []
+        return text, self._start
 
 
-def load_inputs(args: argparse.Namespace) -> list[Job]:
+def read_url_lines(lines: Iterable[str]) -> Iterator[tuple[str, int]]:
+    """URLs of an input file with their line numbers (see `UrlLines`)."""
+    reader = UrlLines()
+    for raw in lines:
+        found = reader.feed(raw)
+        if found is not None:
+            yield found
+    found = reader.close()
+    if found is not None:
+        yield found
+
+
+def stdin_stream(args: argparse.Namespace) -> int | None:
+    """-i -: the file descriptor to take URLs from as they arrive (None: read stdin up front,
+    when it has no descriptor, as inside another program's tests)."""
+    if args.input_file != "-":
+        return None
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def load_inputs(args: argparse.Namespace, *, streamed: bool = False) -> list[Job]:
+    """The URLs of the command line and -i FILE (and of stdin unless it is `streamed`)."""
     jobs = [Job(text=text, line=None) for text in args.urls]
     if args.input_file:
         if args.input_file == "-":
-            source: IO[str] = sys.stdin
-            jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
+            if not streamed:
+                source: IO[str] = sys.stdin
+                jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
         else:
             try:
                 with open(args.input_file, encoding="utf-8", errors="surrogateescape") as source:
@@ -205,6 +240,8 @@ class BulkRun:
         )
         self.queue_send, self.queue_receive = anyio.create_memory_object_stream[URL](math.inf)
         self.pending = 0
+        #: -i -: URLs are still arriving on stdin (the queue stays open while pending is 0).
+        self.feeding = False
         self.start_hosts: set[str] = set()
         #: Who runs the URLs: this process, or a cluster executor of the same shape (fetcher/cluster.py).
         self.fetch_all: Any = client.fetch_all
@@ -566,14 +603,40 @@ class BulkRun:
 
     def _done_one(self) -> None:
         self.pending -= 1
-        if self.pending == 0:
+        if self.pending == 0 and not self.feeding:
             self.queue_send.close()
 
-    async def run(self, jobs: list[Job]) -> None:
+    async def _feed(self, fd: int) -> None:
+        """-i -: take URLs on as stdin delivers them, so a producer can still be writing
+        (`find ... | fetch -i - -d out`); one thread hop per read of up to 64 KiB."""
+        reader = UrlLines()
+        rest = b""
+        try:
+            while True:
+                data = await anyio.to_thread.run_sync(os.read, fd, 1 << 16, abandon_on_cancel=True)
+                if not data:
+                    break
+                *complete, rest = (rest + data).split(b"\n")
+                found = [reader.feed(raw.decode("utf-8", "surrogateescape")) for raw in complete]
+                self.add_inputs([Job(text=item[0], line=item[1]) for item in found if item is not None])
+            found = [reader.feed(rest.decode("utf-8", "surrogateescape")) if rest else None, reader.close()]
+            self.add_inputs([Job(text=item[0], line=item[1]) for item in found if item is not None])
+        except OSError as error:
+            self.progress.log(f"fetch: cannot read -i -: {error.strerror or error}; the URLs read so far are retrieved")
+        finally:
+            self.feeding = False
+            if not self.args.recursive:  # -r keeps finding URLs; otherwise the total is known now
+                self.progress.total_known()
+            if self.pending == 0:
+                self.queue_send.close()
+
+    async def run(self, jobs: list[Job], stream: int | None = None) -> None:
+        """Retrieve `jobs`, and with `stream` (-i -) the URLs read from that descriptor as they come."""
+        self.feeding = stream is not None
         self.add_inputs(jobs)
         if self.fatal is not None:
             raise self.fatal
-        if self.pending == 0:
+        if self.pending == 0 and stream is None:
             self.queue_send.close()
             return
 
@@ -589,16 +652,20 @@ class BulkRun:
                 made.add(path.parent)
             return path
 
-        async with self.fetch_all(
-            self.queue_receive,
-            jobs=self.args.jobs,
-            per_host=self.args.per_host,
-            destination=destination,
-            resume=self.args.resume,
-            on_chunk=on_chunk,
-        ) as outcomes:
-            async for outcome in outcomes:
-                await self.handle(outcome)
+        async with anyio.create_task_group() as feeding:
+            if stream is not None:
+                feeding.start_soon(self._feed, stream)
+            async with self.fetch_all(
+                self.queue_receive,
+                jobs=self.args.jobs,
+                per_host=self.args.per_host,
+                destination=destination,
+                resume=self.args.resume,
+                on_chunk=on_chunk,
+            ) as outcomes:
+                async for outcome in outcomes:
+                    await self.handle(outcome)
+            feeding.cancel_scope.cancel()  # stopped early (the manifest's disk is full): stop reading stdin
         if self.fatal is not None:
             raise self.fatal
 
@@ -622,10 +689,11 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     from .progress import make_progress
 
     started = time.monotonic()
-    jobs = load_inputs(args)
+    stream = stdin_stream(args)
+    jobs = load_inputs(args, streamed=stream is not None)
     manifest = Manifest(args.manifest)
     interrupted = False
-    progress = make_progress(args.progress, verbose=args.verbose, growing=bool(args.recursive))
+    progress = make_progress(args.progress, verbose=args.verbose, growing=bool(args.recursive) or stream is not None)
     try:
         async with Client(**settings) as client:
             run = BulkRun(args, client, manifest, progress)
@@ -650,7 +718,7 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
                                 return
 
                     nursery.start_soon(watch_interrupt)
-                    await run.run(jobs)
+                    await run.run(jobs, stream)
                     nursery.cancel_scope.cancel()
             if interrupted:
                 run.mark_interrupted()

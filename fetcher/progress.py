@@ -4,10 +4,11 @@ The line shows URLs done of total, %, failures, bytes, rate and time left:
 
     URLs ━━━━━━━━━━━━━╺━━━━━━  12/20  60%  1 failed  3.1 MB  1.2 MB/s  0:00:04 left
 
-A mirror (-r) finds its URLs as it goes, so its total is only what is known
-so far: the bar pulses, the count says "so far", and there is no % and no
-time left (an estimate of a growing total would be made up); elapsed time
-is shown instead.  When the run ends, the last state stays as one line.
+A mirror (-r) finds its URLs as it goes, and `-i -` takes them as stdin
+delivers them, so the total is only what is known so far: the bar pulses,
+the count says "so far", and there is no % and no time left (an estimate of
+a growing total would be made up); elapsed time is shown instead.  Once
+stdin ends, the total is known and % and time left appear.  When the run ends, the last state stays as one line.
 
 With -v, one line per finished file (ok or skipped; failures always get
 their line) is printed above the bar, or on stderr without one.
@@ -64,6 +65,9 @@ class NoProgress:
     def advance(self, count: int) -> None:
         pass
 
+    def total_known(self) -> None:
+        """The last URL of a growing run has been added (-i - reached the end of stdin)."""
+
     def log(self, text: str) -> None:
         from .text import safe_text
 
@@ -119,6 +123,11 @@ class RichProgress(NoProgress):
 
     def advance(self, count: int) -> None:
         self._progress.advance(self._bytes, count)
+
+    def total_known(self) -> None:
+        if self.growing:
+            self.growing = False
+            self._progress.update(self._urls, total=self.added)
 
     def log(self, text: str) -> None:
         from .text import safe_text

@@ -414,3 +414,75 @@ async def test_a_symlink_planted_at_the_server_name_is_replaced_not_followed(
         assert code == 0, err
         assert victim.read_bytes() == b"precious"
         assert not (out / "same.txt").is_symlink() and (out / "same.txt").read_bytes() == b"first\n"
+
+
+# -- -i - takes URLs as stdin delivers them ----------------------------------------------------------------
+
+
+def _stream_on_pty(first: str, second: str, out: Path) -> tuple[int, bytes, bool]:
+    """`producer | fetch -i - -d out` on a terminal: the first URL is retrieved while stdin is still open."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import subprocess
+    import sys
+    import termios
+    import time
+
+    from tests.conftest import ROOT, read_pty
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    env = {**os.environ, **NO_PROXY_ENV, "NETRC": str(ROOT / "tests" / "no-such-netrc"), "TERM": "xterm"}
+    process = subprocess.Popen([sys.executable, "-m", "fetcher", "-i", "-", "-d", str(out)], stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=slave, env=env)  # fmt: skip
+    os.close(slave)
+    assert process.stdin is not None
+    process.stdin.write(f"# from a producer\n{first}\n".encode())
+    process.stdin.flush()
+    # Read the terminal until the first URL is done while stdin is still open.
+    seen = b""
+    deadline = time.monotonic() + 30
+    while b"1/1 so far" not in CSI.sub(b"", seen) and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            seen += os.read(master, 65536)
+    early = (out / "f1.txt").exists()  # retrieved before stdin ended
+    process.stdin.write(f"{second}\n".encode())
+    process.stdin.close()
+    seen += read_pty(master)
+    return process.wait(timeout=30), seen, early
+
+
+async def test_input_from_stdin_is_retrieved_as_it_arrives(server: HTTPTestServer, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first, second = server.url("/f1.txt"), server.url("/f2.txt")
+    code, terminal, early = await trio.to_thread.run_sync(lambda: _stream_on_pty(first, second, out))
+    assert code == 0, terminal
+    assert early
+    assert (out / "f2.txt").read_bytes() == b"file 2\n" * 1000
+    text = CSI.sub(b"", terminal).decode("utf-8", "replace")
+    states = [line.strip() for line in text.replace("\r", "\n").split("\n") if line.startswith("URLs ")]
+    assert any("1/1 so far" in state for state in states), states  # while stdin was open: no total, no %
+    assert all("left" not in state for state in states if "so far" in state)
+    assert "2/2 100%" in states[-1], states[-1]
+    assert_ends_cleanly(terminal)
+
+
+async def test_input_from_stdin_keeps_line_numbers_and_wrapped_urls(server: HTTPTestServer, tmp_path: Path) -> None:
+    manifest = tmp_path / "m.jsonl"
+    lines = f"\n# comment\n<URL:{server.url('/f1.txt')}\n>\n{server.url('/missing')}\r\n{server.url('/f2.txt')}"
+    result = await trio.to_thread.run_sync(
+        lambda: run_fetch(
+            "-i", "-", "-d", str(tmp_path / "out"), "--manifest", str(manifest), input=lines.encode(), env=NO_PROXY_ENV
+        )
+    )
+    assert result.returncode == 1, result.stderr
+    import json
+
+    records = sorted(
+        (record["line"], record["status"]) for record in map(json.loads, manifest.read_text().splitlines())
+    )
+    assert records == [(3, "ok"), (5, "failed"), (6, "ok")]  # the last line has no newline and still counts
