@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from itertools import islice
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
@@ -22,10 +23,17 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .errors import FetchError
+from .lanes import LaneItem, Lanes
 from .url import URL, parse_url
 
 if TYPE_CHECKING:
-    from .client import Client, Origin, Outcome
+    from .client import Client, Fetched, Origin, Outcome
+    from .sink import Download
+
+#: Outcomes that may wait for the caller before a worker waits for room.
+OUTCOME_BUFFER = 256
+#: URLs the feeder takes from its input at once (what is at hand, no more).
+BATCH = 256
 
 T = TypeVar("T")
 
@@ -94,14 +102,34 @@ class FetchAll:
         from .client import Outcome, _bulk_run, _bulk_user_origin
 
         client = self._client
-        send, receive = anyio.create_memory_object_stream[Outcome](self._jobs)
+        # Room for a lane's burst of outcomes (lanes.py) without a task switch per URL.
+        send, receive = anyio.create_memory_object_stream[Outcome](max(self._jobs, OUTCOME_BUFFER))
         job_limit = anyio.Semaphore(self._jobs)
         host_limits: dict[tuple[str, object], anyio.Semaphore] = {}
         # -u credentials belong to the origin of the first URL; later lines and
         # the links a recursion finds get their own netrc entry or nothing.
         bound: list[Origin] = []
 
-        async def run_one(text: URL | str, results: MemoryObjectSendStream[Outcome]) -> None:
+        def host_limit(url: URL) -> anyio.Semaphore:
+            key = host_key(url)
+            limit = host_limits.get(key)
+            if limit is None:
+                limit = host_limits[key] = anyio.Semaphore(self._per_host)
+            return limit
+
+        async def general(
+            url: URL, outcome: Outcome, first_error: FetchError | None = None, redirect: URL | None = None
+        ) -> Fetched | Download:
+            return await client._with_retries(url, outcome, self._destination, self._resume, self._retries,
+                                              self._on_chunk, first_error=first_error, redirect=redirect)  # fmt: skip
+
+        lanes = None
+        if self._destination is not None:
+            lanes = Lanes(client, job_limit=job_limit, host_limit=host_limit, per_host=self._per_host,
+                          destination=self._destination, resume=self._resume, retries=self._retries,
+                          on_chunk=self._on_chunk, general=general)  # fmt: skip
+
+        async def run_one(text: URL | str, url: URL | None, results: MemoryObjectSendStream[Outcome]) -> None:
             _bulk_run.set(True)
             if bound:
                 _bulk_user_origin.set(bound[0])
@@ -109,12 +137,10 @@ class FetchAll:
                 started = time.monotonic()
                 outcome = Outcome(url=str(text))
                 try:
-                    url = parse_url(text) if isinstance(text, str) else text
-                    limit = host_limits.setdefault(host_key(url), anyio.Semaphore(self._per_host))
-                    async with limit:
-                        outcome.result = await client._with_retries(
-                            url, outcome, self._destination, self._resume, self._retries, self._on_chunk
-                        )
+                    if url is None:
+                        url = parse_url(text) if isinstance(text, str) else text
+                    async with host_limit(url):
+                        outcome.result = await general(url, outcome)
                 except FetchError as error:
                     outcome.error = error
                 finally:
@@ -122,16 +148,33 @@ class FetchAll:
                 outcome.seconds = time.monotonic() - started
                 await results.send(outcome)
 
+        async def dispatch(text: URL | str, nursery: anyio.abc.TaskGroup) -> None:
+            """Send one URL down a lane (lanes.py) or to a task of its own."""
+            url: URL | None = None
+            if not bound or lanes is not None:
+                try:
+                    url = parse_url(text) if isinstance(text, str) else text
+                except FetchError:
+                    pass  # run_one reports it as this URL's outcome
+                if not bound and url is not None:
+                    bound.append(url.origin)
+            if lanes is not None and url is not None and (lane := lanes.key_for(url)):
+                key, handler = lane
+                await lanes.add(key, handler, LaneItem(str(text), url), nursery, send)
+                return
+            await (lanes.acquire_job() if lanes is not None else job_limit.acquire())
+            nursery.start_soon(run_one, text, url, send.clone())
+
         async def feed(nursery: anyio.abc.TaskGroup) -> None:
+            _bulk_run.set(True)  # inherited by the lane workers started here
             async with send:
-                async for text in _as_async(self._urls):
-                    if not bound:
-                        try:
-                            bound.append((parse_url(text) if isinstance(text, str) else text).origin)
-                        except FetchError:
-                            pass
-                    await job_limit.acquire()
-                    nursery.start_soon(run_one, text, send.clone())
+                async for batch in _batches(self._urls):
+                    for text in batch:
+                        await dispatch(text, nursery)
+                    if lanes is not None:
+                        lanes.flush()  # about to wait for more input: start on what is queued
+                if lanes is not None:
+                    lanes.end_of_input()
 
         async with outcomes_while(receive, lambda nursery: nursery.start_soon(feed, nursery)) as outcomes:
             yield outcomes
@@ -169,6 +212,30 @@ async def outcomes_while(
             raise ended
         finally:
             ended = None
+
+
+async def _batches(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[list[T]]:
+    """`items` in lists of what is at hand without waiting (a list, or a channel's buffer)."""
+    if isinstance(items, MemoryObjectReceiveStream):
+        while True:
+            try:
+                batch = [await items.receive()]
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+            try:
+                while len(batch) < BATCH:
+                    batch.append(items.receive_nowait())
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                pass
+            yield batch
+    elif isinstance(items, AsyncIterable):
+        async for item in items:
+            yield [item]
+    else:
+        iterator = iter(items)
+        while batch := list(islice(iterator, BATCH)):
+            yield batch
+            await anyio.lowlevel.checkpoint()
 
 
 async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:

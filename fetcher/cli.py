@@ -78,6 +78,7 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "proxy": args.proxy,
         "jobs": args.jobs,
         "per_host": args.per_host,
+        "pipeline": args.pipeline,
         "retries": 2 if args.retries is None else args.retries,
         "user_agent": args.user_agent,
         "headers": (*args.header, *((("Referer", args.referer),) if args.referer is not None else ())),

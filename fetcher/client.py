@@ -300,8 +300,11 @@ class Client:
         )
 
     @asynccontextmanager
-    async def open(self, url: URL | str, *, offset: int = 0) -> AsyncIterator[Resource]:
+    async def open(self, url: URL | str, *, offset: int = 0, redirect: URL | None = None) -> AsyncIterator[Resource]:
         """The resource, streaming; closed (or its connection pooled) on exit.
+
+        `redirect`: `url` answered with a redirect to there (read by a bulk
+        lane, fetcher/lanes.py); it is followed under the redirect policy.
 
         Everything fetcher does for this URL inside the block (connecting,
         the dialogue, reading the body) is bounded by --max-time and the
@@ -315,7 +318,10 @@ class Client:
             # The scope is the backstop for waits outside `Connection` reads
             # (name lookup, UDP exchanges); those raise the same Timeout themselves.
             with anyio.CancelScope(deadline=budget.deadline) as scope:
-                resource = await self._open(url, offset=offset)
+                if redirect is None:
+                    resource = await self._open(url, offset=offset)
+                else:  # the lane read the redirect; follow it as the handler would have
+                    resource = await Session(self, url, offset=offset).follow(redirect)
             if scope.cancelled_caught:
                 raise budget.expired()
             resource.budget = budget
@@ -367,10 +373,11 @@ class Client:
         *,
         resume: bool = False,
         on_chunk: Callable[[int], None] | None = None,
+        redirect: URL | None = None,
     ) -> Fetched | Download:
         """Save a document to `path` (see `download`); return listings and advisories as `Fetched`."""
         offset = partial_size(path) if resume else 0
-        async with self.open(url, offset=offset) as resource:
+        async with self.open(url, offset=offset, redirect=redirect) as resource:
             if resource.kind != "document":
                 return Fetched(
                     url=resource.url,
@@ -433,13 +440,25 @@ class Client:
         resume: bool,
         retries: int,
         on_chunk: Callable[[URL, int], None] | None,
+        *,
+        first_error: FetchError | None = None,
+        redirect: URL | None = None,
     ) -> Fetched | Download:
+        """`retrieve` or `fetch` with retries.
+
+        A bulk lane (fetcher/lanes.py) that made the first attempt itself
+        passes how it ended: `first_error`, or the `redirect` it read (the
+        first attempt then goes on from there; a retry starts over at `url`).
+        """
         chunk_hook = (lambda count: on_chunk(url, count)) if on_chunk is not None else None
 
         async def attempt(number: int) -> Fetched | Download:
             outcome.attempts = number
+            if number == 1 and first_error is not None:
+                raise first_error
             if destination is not None:
-                return await self.retrieve(url, destination(url), resume=resume or number > 1, on_chunk=chunk_hook)
+                return await self.retrieve(url, destination(url), resume=resume or number > 1, on_chunk=chunk_hook,
+                                           redirect=redirect if number == 1 else None)  # fmt: skip
             return await self.fetch(url)
 
         return await self.with_retries(url, attempt, retries)

@@ -335,6 +335,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="-d files side by side (flat) or as host/path (tree) (default flat)")  # fmt: skip
     bulk.add_argument("-j", "--jobs", type=_count, default=8, metavar="N", help="URLs at once (default 8)")
     bulk.add_argument("--per-host", type=_count, default=2, metavar="N", help="URLs at once per host (default 2)")
+    bulk.add_argument(
+        "--no-pipeline",
+        dest="pipeline",
+        action="store_false",
+        help="send one HTTP request at a time on each connection (default: bulk runs pipeline plain GETs)",
+    )
     bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL (default: none)")
     bulk.add_argument("--skip-done", metavar="MANIFEST",
                       help="skip URLs this manifest records as done (default: retrieve all)")  # fmt: skip

@@ -145,6 +145,10 @@ class Settings:
     jobs: int = 8
     per_host: int = 2
     retries: int = 2
+    #: Bulk runs (`fetch_all` with a destination) send plain HTTP GETs down a
+    #: lane: several requests in flight on each kept-alive connection
+    #: (fetcher/lanes.py).  False: one request at a time per connection.
+    pipeline: bool = True
     retry_max_time: float = 60.0
     #: --limit-rate: bytes per second for all transfers of the client together (None: no limit).
     limit_rate: int | None = None

@@ -228,6 +228,70 @@ def _create_exclusive(partial: Path) -> int:
     raise OutputError(f"{partial} keeps reappearing; another program is writing there", hint="choose another name")
 
 
+def _writable_target(target: Path, in_place_ok: bool) -> str:
+    """What is at `target` (see `inspect_target`), refusing a directory, and a special file unless `in_place_ok`."""
+    kind = inspect_target(target)
+    if kind == "directory":
+        raise OutputError(f"{target} is a directory", hint="choose a file name with -o, or use -d DIR")
+    if kind == "special" and not in_place_ok:
+        raise OutputError(
+            f"{target} exists and is not a regular file; fetcher does not replace it",
+            hint="remove it, or choose another name",
+        )
+    return kind
+
+
+class BodyWriter:
+    """A document written synchronously as its bytes arrive, under the rules of `save`.
+
+    For the bulk lane (fetcher/lanes.py), whose worker reads many small
+    replies back to back: a body is kept in memory up to SMALL_BODY and
+    written with one open, write, rename; a larger one goes through the
+    `.part` file as it arrives.  The target is checked first, `.part` is
+    created with O_EXCL|O_NOFOLLOW, the rename happens only in `finish`,
+    and `abandon` keeps what arrived in `.part` for -C.
+    """
+
+    def __init__(self, url: URL, target: Path, content_type: str | None) -> None:
+        _writable_target(target, False)
+        self.url = url
+        self.target = target
+        self.content_type = content_type
+        self.part = _PartFile(partial_path(target), 0, hashlib.sha256())
+        self.size = 0
+        self._buffered: list[bytes] = []
+        self._opened = False
+
+    def write(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self._opened:
+            self.part.write([chunk])
+            return
+        self._buffered.append(chunk)
+        if self.size > SMALL_BODY:
+            self.part.open()
+            self._opened = True
+            chunks, self._buffered = self._buffered, []
+            self.part.write(chunks)
+
+    def finish(self, modified: float | None) -> Download:
+        if self._opened:
+            self.part.finish(self.target, modified)
+        else:
+            self.part.write_all(self._buffered, self.target, modified, True)
+        return _download_of(self.url, self.target, self.size, self.part, self.content_type)
+
+    def abandon(self) -> None:
+        """The transfer failed: what arrived stays in `.part` (for -C), never under the target's name."""
+        try:
+            if self._opened:
+                self.part._quiet_close()
+            elif self._buffered:
+                self.part.write_all(self._buffered, self.target, None, False)
+        except OutputError:
+            pass
+
+
 async def save(
     resource: Resource,
     target: Path,
@@ -253,15 +317,7 @@ async def save(
     """
     start = resource.offset if resumed else 0
     in_place = None
-    kind = inspect_target(target)
-    if kind == "directory":
-        raise OutputError(f"{target} is a directory", hint="choose a file name with -o, or use -d DIR")
-    if kind == "special":
-        if not in_place_ok:
-            raise OutputError(
-                f"{target} exists and is not a regular file; fetcher does not replace it",
-                hint="remove it, or choose another name",
-            )
+    if _writable_target(target, in_place_ok) == "special":
         in_place, start = target, 0
     part = _PartFile(partial_path(target), start, hashlib.sha256() if digest else None, in_place=in_place)
     modified = resource.modified.timestamp() if resource.modified is not None else None
@@ -374,12 +430,18 @@ def _check_length(resource: Resource, written: int) -> None:
 
 
 def _download(resource: Resource, target: Path, written: int, part: _PartFile, start: int) -> Download:
+    return _download_of(resource.url, target, written, part, resource.content_type, start)
+
+
+def _download_of(
+    url: URL, target: Path, written: int, part: _PartFile, content_type: str | None, start: int = 0
+) -> Download:
     return Download(
-        url=resource.url,
+        url=url,
         path=target,
         bytes=written,
         sha256=part.digest.hexdigest() if part.digest is not None else None,
-        content_type=resource.content_type,
+        content_type=content_type,
         resumed_from=start,
         filename=resource.filename,
         etag=resource.metadata.get("etag"),

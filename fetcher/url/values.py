@@ -77,7 +77,7 @@ class URL:
     `repr` are defined over those fields.
     """
 
-    __slots__ = ("fragment", "scheme")
+    __slots__ = ("_text", "fragment", "scheme")  # _text: str(self), once computed
     _fields: ClassVar[tuple[str, ...]] = ()
     _safe_user: ClassVar[str] = _SAFE_USER
     scheme: str
@@ -93,6 +93,19 @@ class URL:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable; use .replace()")
+
+    def __str__(self) -> str:
+        # Computed once: a bulk run asks a URL for its text several times
+        # (manifest key, layout, messages), and the value never changes.
+        try:
+            return self._text  # type: ignore[attr-defined,no-any-return]
+        except AttributeError:
+            text = self._serialize()
+            object.__setattr__(self, "_text", text)
+            return text
+
+    def _serialize(self) -> str:
+        raise NotImplementedError
 
     def replace(self, **changes: Any) -> URL:
         values = {name: getattr(self, name) for name in self._all_fields()}
@@ -177,7 +190,7 @@ class FtpURL(URL):
     name: str
     typecode: str | None
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         path = "/".join(_encode(part, _SAFE_FSEGMENT) for part in (*self.cwd, self.name))
         if self.typecode is not None:
             path += ";type=" + self.typecode
@@ -209,7 +222,7 @@ class HttpURL(URL):
             target += "?" + self.search
         return target
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         return f"{self.scheme}://{self._authority()}{self.target}{self._tail()}"
 
 
@@ -225,7 +238,7 @@ class GopherURL(URL):
     search: str | None
     plus: str | None
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         path = _encode(self.gtype, _SAFE_GOPHER) + _encode(self.selector, _SAFE_GOPHER)
         if self.search is not None or self.plus is not None:
             path += "%09" + _encode(self.search or "", _SAFE_GOPHER)
@@ -247,7 +260,7 @@ class NewsURL(URL):
     group: str | None
     message_id: str | None
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         if self.group is not None:
             part = self.group
         else:
@@ -272,7 +285,7 @@ class NntpURL(URL):
     group: str
     article: int | None
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         tail = "" if self.article is None else f"/{self.article}"
         return f"{self.scheme}://{self._authority()}/{self.group}{tail}{self._tail()}"
 
@@ -287,7 +300,7 @@ class TelnetURL(URL):
     host: str
     port: int
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         return f"{self.scheme}://{self._authority()}/{self._tail()}"
 
 
@@ -307,7 +320,7 @@ class WaisURL(URL):
     wtype: str | None
     wpath: str | None
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         path = _encode(self.database, _SAFE_WAIS)
         if self.wtype is not None:
             path += "/" + _encode(self.wtype, _SAFE_WAIS) + "/" + (self.wpath or "")
@@ -332,7 +345,7 @@ class FileURL(URL):
     def is_local(self) -> bool:
         return self.host in ("", "localhost")
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         path = "/".join(_encode(part, _SAFE_FSEGMENT + ";") for part in self.path.split("/"))
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.scheme}://{host}/{path}{self._tail()}"
@@ -348,7 +361,7 @@ class ProsperoURL(URL):
     hsoname: str
     fields: dict[str, str]
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         path = "/".join(_encode(part, _SAFE_PSEGMENT) for part in self.hsoname.split("/"))
         for name, value in self.fields.items():
             path += f";{_encode(name, _SAFE_FIELD)}={_encode(value, _SAFE_FIELD)}"
@@ -366,7 +379,7 @@ class MailtoURL(URL):
     def port(self) -> None:
         return None
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         return f"mailto:{_encode(self.address, _SAFE_MAILTO)}{self._tail()}"
 
 
@@ -382,7 +395,7 @@ class GenericURL(URL):
     port: int | None
     path: str | None
 
-    def __str__(self) -> str:
+    def _serialize(self) -> str:
         return f"{self.scheme}:{self.schemepart}{self._tail()}"
 
 

@@ -15,6 +15,7 @@ import os
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
 from email.utils import formatdate
+from typing import TYPE_CHECKING
 
 import h11
 
@@ -26,12 +27,17 @@ from fetcher.resource import Advisory, Resource
 from fetcher.text import escape
 from fetcher.url import URL, HttpURL, join
 
+from . import lane
 from . import response as rules
 from .connection import HTTPConnection
 from .decoding import Decoder, decoder_for
 from .fasthead import FastResponse
 from .proxy import choose_proxy
 from .request import RequestHead, build_connect, build_request, origin_of, public
+
+if TYPE_CHECKING:
+    from fetcher.client import Client
+    from fetcher.lanes import LaneWork
 
 #: A final response head: h11's, or the lean path's for a plain one (fasthead.py).
 Reply = h11.Response | FastResponse
@@ -82,6 +88,14 @@ class Lease:
 class Handler:
     scheme = "http"
     default_port = 80
+
+    # -- the bulk lane (fetcher/lanes.py, lane.py): pipelined plain GETs -------
+
+    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
+        return lane.lane_key(url, client, resume=resume)
+
+    async def run_lane(self, work: LaneWork) -> None:
+        await lane.run_lane(work)
 
     async def open(self, url: URL, session: Session) -> Resource:
         assert isinstance(url, HttpURL)
@@ -241,13 +255,7 @@ class Handler:
             if location is None:
                 raise ProtocolError(f"HTTP {status} redirect from {public(url)} without a Location header")
             await self._discard(lease, headers)
-            try:
-                target = join(url, rules.location_reference(location))
-            except URLError as error:
-                shown = escape(rules.mask_userinfo(location))
-                raise ProtocolError(f"HTTP {status} redirect to an unusable Location \"{shown}\": {error.message}",
-                                    url=str(public(url))) from None  # fmt: skip
-            return await session.follow(target)
+            return await session.follow(redirect_target(url, status, location))
         if status == 304 and str(url) in session.client.conditions:
             await self._discard(lease, headers)
             return Resource(url, "advisory", advisory=Advisory("not modified", f"{public(url)} is unchanged"),
@@ -367,6 +375,18 @@ def _archived_short(reason: str) -> None:
     tap = archive.current()
     if tap is not None:
         tap.truncated = reason
+
+
+def redirect_target(url: HttpURL, status: int, location: str | None) -> URL:
+    """Where a redirect leads, or the ProtocolError that says why it leads nowhere usable."""
+    if location is None:
+        raise ProtocolError(f"HTTP {status} redirect from {public(url)} without a Location header")
+    try:
+        return join(url, rules.location_reference(location))
+    except URLError as error:
+        shown = escape(rules.mask_userinfo(location))
+        raise ProtocolError(f"HTTP {status} redirect to an unusable Location \"{shown}\": {error.message}",
+                            url=str(public(url))) from None  # fmt: skip
 
 
 def _not_followed(url: HttpURL, status: int, reason: str, location: str | None) -> rules.RedirectNotFollowed:

@@ -139,6 +139,8 @@ class HTTPTestServer:
     port: int = 0
     #: Every proxied CONNECT target ("host:port").
     tunnels: list[str] = field(default_factory=list)
+    #: Requests that had already arrived when the reply before them was sent (pipelined).
+    pipelined: int = 0
 
     def url(self, target: str = "/", *, scheme: str | None = None, host: str = "127.0.0.1") -> str:
         scheme = scheme or ("https" if self.tls is not None else "http")
@@ -171,6 +173,8 @@ class HTTPTestServer:
         exchange = Exchange(stream)
         try:
             while not exchange.closed:
+                if b"\r\n\r\n" in buffer:
+                    self.pipelined += 1
                 while b"\r\n\r\n" not in buffer:
                     data = await stream.receive_some(65536)
                     if not data:

@@ -1,0 +1,454 @@
+"""The HTTP bulk lane: pipelined GETs of plain documents over kept-alive connections.
+
+A worker of fetcher/lanes.py keeps up to DEPTH requests in flight on one
+HTTP/1.1 connection (RFC 9112 §9.3.2: a client may pipeline idempotent
+requests) and reads the replies in order from one buffer, so one read
+usually carries several small replies and the per-URL cost is parsing a
+head and writing a file.  It takes only what it can answer exactly as the
+task path would (handler.py):
+
+* a reply whose head fasthead.py accepts, framed by Content-Length, on a
+  connection that stays open: 2xx documents (decoded as there), error
+  statuses with their error page, redirects (the target is then retrieved
+  on the task path, which applies the redirect policy and the guard);
+* anything else (chunked or close-delimited bodies, 1xx, HTTP/1.0, a head
+  fasthead.py hands to h11, `Connection: close`, a large error page) ends
+  pipelining for that origin: the connection is closed, and that URL and
+  every URL whose request was in flight are retrieved on the task path,
+  one request each.  At most one batch per origin is asked twice.
+* a connection the server closes before answering (keep-alive limits,
+  idle timeouts) is replaced and the unanswered requests are sent again:
+  they are idempotent GETs and no byte of their replies had arrived.
+
+What `lane_key` refuses never enters: credentials (URL, -u or netrc),
+proxies, WARC recording, -v traces, resumes, -N conditions, --max-time,
+--max-filesize, a request fasthead.py would not write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from fetcher import guard, tap
+from fetcher.errors import FetchError, ProtocolError
+from fetcher.net import Connection, current_budget
+from fetcher.sink import BodyWriter
+from fetcher.url import URL, HttpURL
+
+from . import response as rules
+from .connection import HTTPConnection
+from .decoding import decoder_for
+from .fasthead import HEAD_END, lean_request, parse_head
+from .proxy import choose_proxy
+from .reader import ReplyReader
+from .request import build_request, origin_of
+
+if TYPE_CHECKING:
+    from fetcher.client import Client
+    from fetcher.lanes import LaneItem, LaneWork
+
+trace = logging.getLogger("fetcher.trace")
+
+#: Requests in flight on one connection; more are sent when half have been answered.
+DEPTH = 32
+#: One read from the socket.
+RECEIVE = 256 * 1024
+
+
+class Template:
+    """The request bytes of one origin around the target: `GET ` + target + the rest."""
+
+    def __init__(self, rest: bytes) -> None:
+        self.rest = rest
+
+
+def _template(url: HttpURL, client: Client) -> Template | None:
+    settings = client.settings
+    try:
+        guard.check_headers(settings.headers, settings.user_agent)
+    except FetchError:
+        return None
+    import os
+
+    if choose_proxy(url, settings.proxy, os.environ) is not None or client.netrc_credentials(url.host) is not None:
+        return None
+    head = build_request(url, user_agent=settings.user_agent, extra=settings.headers)
+    data = lean_request("GET", head.target, head.headers)
+    if data is None:
+        return None
+    start = 4 + len(head.target.encode("ascii"))
+    return Template(data[start:])
+
+
+def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
+    """The origin, when `url` may take the lane (see the module docstring); else None."""
+    settings = client.settings
+    if (
+        resume
+        or not settings.pipeline
+        or not isinstance(url, HttpURL)
+        or url.user is not None
+        or settings.user is not None
+        or settings.max_time
+        or settings.max_size is not None
+        or getattr(settings, "limit_rate", None)
+        or tap.active_recorder() is not None
+        or trace.isEnabledFor(logging.DEBUG)
+        or (client.conditions and str(url) in client.conditions)
+    ):
+        return None
+    key = origin_of(url)
+    templates: dict[Hashable, Template | None] = client.__dict__.setdefault("_http_lane_templates", {})
+    if key not in templates:
+        templates[key] = _template(url, client)
+    if templates[key] is None:
+        return None
+    try:
+        guard.check(url, client.policy)
+        url.target.encode("ascii")
+    except (FetchError, UnicodeEncodeError):
+        return None
+    if not url.target.isprintable() or " " in url.target:
+        return None
+    return key
+
+
+class _Broken(Exception):
+    """The connection cannot carry the lane on: close it, retrieve what was in flight on the task path."""
+
+    def __init__(self, *, disable: bool) -> None:
+        self.disable = disable
+
+
+class _Closed(Exception):
+    """The server closed the connection before any byte of the next reply: send the requests again."""
+
+
+async def run_lane(work: LaneWork) -> None:
+    """Serve the lane's URLs until it has none left (see the module docstring)."""
+    lane = _Lane(work)
+    try:
+        await lane.run()
+    finally:
+        await lane.close()
+
+
+class _Lane:
+    def __init__(self, work: LaneWork) -> None:
+        self.work = work
+        self.client = work.client
+        self.limits = self.client.settings.limits
+        self.connection: Connection | None = None
+        self.template: Template | None = None
+        self.route: Hashable = None
+        self.buffer = bytearray()
+        self.position = 0
+        self.outstanding: deque[LaneItem] = deque()
+        #: Replies read on the current connection, and whether it came from the pool
+        #: (a pooled one may have been closed by the server while idle).
+        self.answered = 0
+        self.reused = False
+        self.reader: ReplyReader | None = None
+        self._modified: dict[bytes, float | None] = {}
+
+    async def run(self) -> None:
+        work = self.work
+        while True:
+            if len(self.outstanding) <= DEPTH // 2 and not work.retired:
+                room = DEPTH - len(self.outstanding)
+                more = work.take(room) if self.outstanding else await work.wait(room)
+                if work.disabled:
+                    await self._general(more)
+                    continue
+                if more:
+                    await self._send(more)
+            if not self.outstanding:
+                if work.retired:
+                    return
+                continue
+            try:
+                await self._reply(self.outstanding[0])
+            except _Closed:
+                await self._resend()
+            except _Broken as broken:
+                if broken.disable:
+                    work.disable()
+                await self._drop_connection()
+                await self._general(self._take_outstanding())
+
+    # -- connection ------------------------------------------------------------
+
+    async def _connect(self, url: HttpURL) -> None:
+        from fetcher.client import Session
+
+        if self.template is None:
+            templates = self.client.__dict__["_http_lane_templates"]
+            self.template = templates[origin_of(url)]
+            self.route = (*origin_of(url), None)
+        pooled = await self.client.pool.take(self.route)
+        # A pooled connection is one whose last reply was read to its end (pool.give is called only then).
+        self.reused = isinstance(pooled, HTTPConnection) and not pooled.connection.closed
+        if self.reused:
+            assert isinstance(pooled, HTTPConnection)
+            self.connection = pooled.connection
+        else:
+            if pooled is not None:
+                await pooled.aclose()
+            session = Session(self.client, url)
+            self.connection = await session.connect(url.host, url.port, scheme=url.scheme, tls=url.scheme == "https")
+        self.reader = ReplyReader(f"{url.host}:{url.port}", self.limits)
+        self.buffer = bytearray()
+        self.position = 0
+        self.answered = 0
+
+    async def _send(self, items: list[LaneItem]) -> None:
+        if self.connection is None:
+            try:
+                await self._connect(items[0].url)  # type: ignore[arg-type]
+            except FetchError as error:
+                await self.work.failed(items[0], error)
+                await self._general(items[1:])
+                return
+        assert self.template is not None and self.connection is not None
+        tail = self.template.rest
+        data = b"".join(b"GET " + item.url.target.encode("ascii") + tail for item in items)  # type: ignore[attr-defined]
+        self.outstanding.extend(items)
+        try:
+            await self.connection.send_all(data)
+        except FetchError:
+            # A pooled connection the server closed: the replies (none) tell; read them as usual.
+            pass
+
+    async def _resend(self) -> None:
+        """The server closed before the next reply: once on a connection that answered, send again on a new one."""
+        fresh = self.answered == 0 and not self.reused
+        await self._drop_connection()
+        items = self._take_outstanding()
+        if fresh:  # a new connection that answered nothing: not a keep-alive limit; stop pipelining here
+            self.work.disable()
+            await self._general(items)
+            return
+        await self._send(items)
+
+    async def _drop_connection(self) -> None:
+        if self.connection is not None:
+            connection, self.connection = self.connection, None
+            await connection.aclose()
+
+    async def close(self) -> None:
+        """Give a connection with nothing in flight back to the pool; close any other."""
+        connection, self.connection = self.connection, None
+        if connection is None:
+            return
+        if self.outstanding or self.position < len(self.buffer) or connection.closed:
+            await connection.aclose()
+            return
+        await self.client.pool.give(self.route, HTTPConnection(connection, self.limits))
+
+    def _take_outstanding(self) -> list[LaneItem]:
+        items = list(self.outstanding)
+        self.outstanding.clear()
+        return items
+
+    async def _general(self, items: list[LaneItem]) -> None:
+        for item in items:
+            await self.work.general(item)
+
+    # -- one reply -------------------------------------------------------------
+
+    async def _fill(self) -> bool:
+        assert self.connection is not None
+        if self.position and self.position == len(self.buffer):
+            self.buffer.clear()
+            self.position = 0
+        elif self.position > RECEIVE:
+            del self.buffer[: self.position]
+            self.position = 0
+        data = await self.connection.receive_some(RECEIVE)
+        self.buffer += data
+        return bool(data)
+
+    async def _reply(self, item: LaneItem) -> None:
+        url = item.url
+        assert isinstance(url, HttpURL) and self.reader is not None
+        client = self.client
+        budget = client.budget(url)
+        current_budget.set(budget)
+        limit = self.limits.header_bytes
+        try:
+            while (end := self.buffer.find(HEAD_END, self.position)) < 0:
+                if len(self.buffer) - self.position > limit:
+                    raise _Broken(disable=True)  # the task path reports the cap
+                if not await self._fill():
+                    if len(self.buffer) == self.position:
+                        raise _Closed
+                    raise _Broken(disable=True)
+        except FetchError as error:  # silent, too slow, reset: this URL fails as on the task path
+            self.outstanding.popleft()
+            await self.work.failed(item, error)
+            raise _Broken(disable=False) from None
+        head = bytes(self.buffer[self.position : end + 4])
+        reply = parse_head(head)
+        status = reply.status_code if reply is not None else 0
+        if reply is None or reply.length is None or not reply.keep_alive or status == 206:
+            raise _Broken(disable=True)
+        self.reader.sent_request()
+        try:
+            self.reader.accept_head(reply.headers, len(reply.reason))
+        except FetchError:
+            raise _Broken(disable=True) from None  # the task path reports the cap
+        fields = _Fields(reply.headers)
+        if status >= 300 and reply.length > rules.ERROR_BODY_LIMIT:
+            raise _Broken(disable=True)
+        self.position = end + 4
+        self.outstanding.popleft()
+        self.answered += 1
+        if status < 300:
+            await self._document(item, url, fields, reply.length)
+            return
+        body = await self._body_bytes(item, reply.length)
+        if body is None:
+            return
+        if status in rules.REDIRECTS and client.settings.follow_redirects:
+            from .handler import redirect_target
+
+            try:
+                target = redirect_target(url, status, fields.location)
+            except FetchError as error:
+                await self.work.failed(item, error)
+                return
+            await self.work.general(item, redirect=target)  # followed under the redirect policy and the guard
+            return
+        headers = rules.decode_headers(reply.headers)
+        if status in rules.REDIRECTS:
+            from .handler import _not_followed
+
+            failure: FetchError = _not_followed(url, status, reply.reason.decode("latin-1"), fields.location)
+        else:
+            failure = rules.status_error(status, reply.reason.decode("latin-1"), str(url), headers,
+                                         sent_credentials=False)  # fmt: skip
+        failure.body = self._decoded_error_body(fields, body)  # type: ignore[attr-defined]
+        await self.work.failed(item, failure)
+
+    async def _body_bytes(self, item: LaneItem, length: int) -> bytes | None:
+        """A small body (an error page) read whole; None when the connection broke (the URL is then reported)."""
+        parts: list[bytes] = []
+        try:
+            async for piece in self._pieces(length):
+                parts.append(piece)
+        except FetchError as error:
+            await self.work.failed(item, error)
+            raise _Broken(disable=False) from None
+        return b"".join(parts)
+
+    def _decoded_error_body(self, fields: _Fields, body: bytes) -> bytes:
+        if not fields.codings:
+            return body
+        try:
+            decoder = decoder_for(fields.codings, max_encodings=self.limits.encodings,
+                                  max_ratio=self.limits.decoded_ratio)  # fmt: skip
+            if decoder is None:
+                return body
+            decoded = b"".join(decoder.feed(body)) + b"".join(decoder.flush())
+        except FetchError:
+            return body
+        return decoded[: rules.ERROR_BODY_LIMIT]
+
+    async def _pieces(self, length: int):  # type: ignore[no-untyped-def]
+        """The next `length` bytes of the stream, as they are buffered or arrive."""
+        remaining = length
+        while remaining:
+            available = len(self.buffer) - self.position
+            if not available:
+                if not await self._fill():
+                    raise ProtocolError(
+                        f"{self.connection.host}:{self.connection.port} closed the connection "  # type: ignore[union-attr]
+                        "before the end of the body",
+                        hint="run again with -C/--continue to resume",
+                    )
+                continue
+            take = min(available, remaining)
+            piece = bytes(self.buffer[self.position : self.position + take])
+            self.position += take
+            remaining -= take
+            yield piece
+
+    async def _document(self, item: LaneItem, url: HttpURL, fields: _Fields, length: int) -> None:
+        work = self.work
+        settings = self.client.settings
+        try:
+            decoder = None
+            if fields.codings and not settings.raw:
+                decoder = decoder_for(fields.codings, max_encodings=self.limits.encodings,
+                                      max_ratio=self.limits.decoded_ratio)  # fmt: skip
+            writer = BodyWriter(url, work.destination(url), fields.content_type)
+        except FetchError as error:
+            # The reply must still be read to keep the connection in step.
+            try:
+                async for _ in self._pieces(length):
+                    pass
+            except FetchError:
+                await work.failed(item, error)
+                raise _Broken(disable=False) from None
+            await work.failed(item, error)
+            return
+        on_chunk = work.on_chunk
+        try:
+            async for piece in self._pieces(length):
+                for data in decoder.feed(piece) if decoder is not None else (piece,):
+                    writer.write(data)
+                    if on_chunk is not None:
+                        on_chunk(url, len(data))
+            if decoder is not None:
+                for data in decoder.flush():
+                    writer.write(data)
+                    if on_chunk is not None:
+                        on_chunk(url, len(data))
+            result = writer.finish(self._modified_time(fields.last_modified))
+        except FetchError as error:
+            # A read, decoding or disk failure part-way: the stream is out of step with the replies.
+            writer.abandon()
+            await work.failed(item, error)
+            raise _Broken(disable=False) from None
+        except BaseException:
+            writer.abandon()
+            raise
+        await work.done(item, result)
+
+    def _modified_time(self, value: bytes | None) -> float | None:
+        if value is None:
+            return None
+        cached = self._modified.get(value, False)
+        if cached is not False:
+            return cached  # type: ignore[return-value]
+        when = rules.last_modified(value.decode("latin-1"))
+        stamp = when.timestamp() if when is not None else None
+        if len(self._modified) < 1024:
+            self._modified[value] = stamp
+        return stamp
+
+
+class _Fields:
+    """The few header values the lane needs, read from the raw pairs (names compared case-insensitively)."""
+
+    __slots__ = ("codings", "content_type", "last_modified", "location")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self.codings: list[str] = []
+        self.content_type: str | None = None
+        self.last_modified: bytes | None = None
+        self.location: str | None = None
+        for name, value in raw:
+            lower = name.lower()
+            if lower == b"content-type":
+                self.content_type = value.decode("latin-1")
+            elif lower == b"last-modified":
+                self.last_modified = value
+            elif lower == b"content-encoding":
+                self.codings += [c.strip().lower() for c in value.decode("latin-1").split(",") if c.strip()]
+            elif lower == b"location":
+                self.location = value.decode("latin-1")
+
