@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from itertools import islice
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
 
 #: Outcomes that may wait for the caller before a worker waits for room.
 OUTCOME_BUFFER = 256
-#: URLs the feeder takes from its input at once (what is at hand, no more).
+#: URLs of a list taken between two `idle` calls (see `_at_hand`).
 BATCH = 256
 
 T = TypeVar("T")
@@ -43,6 +42,17 @@ class Outcomes:
 
     def __init__(self, channel: MemoryObjectReceiveStream[Outcome]) -> None:
         self._channel = channel
+        self._stoppers: list[Callable[[], None]] = []
+
+    def stop_starting(self) -> None:
+        """Start no more URLs: those taken from the input but not started get no outcome.
+
+        What is under way finishes.  For a caller that stops feeding (a full
+        disk under its manifest): URLs waiting in a lane are dropped, as the
+        caller drops what is still in its own channel.
+        """
+        for stop in self._stoppers:
+            stop()
 
     def __aiter__(self) -> Outcomes:
         return self
@@ -167,16 +177,16 @@ class FetchAll:
 
         async def feed(nursery: anyio.abc.TaskGroup) -> None:
             _bulk_run.set(True)  # inherited by the lane workers started here
+            idle = lanes.flush if lanes is not None else _nothing
             async with send:
-                async for batch in _batches(self._urls):
-                    for text in batch:
-                        await dispatch(text, nursery)
-                    if lanes is not None:
-                        lanes.flush()  # about to wait for more input: start on what is queued
+                async for text in _at_hand(self._urls, idle):
+                    await dispatch(text, nursery)
                 if lanes is not None:
                     lanes.end_of_input()
 
         async with outcomes_while(receive, lambda nursery: nursery.start_soon(feed, nursery)) as outcomes:
+            if lanes is not None:
+                outcomes._stoppers.append(lanes.abandon)
             yield outcomes
 
 
@@ -214,28 +224,36 @@ async def outcomes_while(
             ended = None
 
 
-async def _batches(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[list[T]]:
-    """`items` in lists of what is at hand without waiting (a list, or a channel's buffer)."""
+async def _at_hand(items: Iterable[T] | AsyncIterable[T], idle: Callable[[], None]) -> AsyncIterator[T]:
+    """`items` one by one, calling `idle()` whenever the next one is not at hand yet.
+
+    A channel is read without waiting while it holds items, so whoever
+    feeds it can still stop the run by draining it; `idle` is when work
+    queued so far should start (lanes.py sends requests in batches).
+    """
     if isinstance(items, MemoryObjectReceiveStream):
         while True:
             try:
-                batch = [await items.receive()]
+                item = items.receive_nowait()
+            except anyio.WouldBlock:
+                idle()
+                try:
+                    item = await items.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    return
             except (anyio.EndOfStream, anyio.ClosedResourceError):
                 return
-            try:
-                while len(batch) < BATCH:
-                    batch.append(items.receive_nowait())
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                pass
-            yield batch
+            yield item
     elif isinstance(items, AsyncIterable):
         async for item in items:
-            yield [item]
+            yield item
+            idle()
     else:
-        iterator = iter(items)
-        while batch := list(islice(iterator, BATCH)):
-            yield batch
-            await anyio.lowlevel.checkpoint()
+        for count, item in enumerate(items, 1):
+            yield item
+            if count % BATCH == 0:
+                idle()
+                await anyio.lowlevel.checkpoint()
 
 
 async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:
@@ -245,3 +263,7 @@ async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:
     else:
         for item in items:
             yield item
+
+
+def _nothing() -> None:
+    pass

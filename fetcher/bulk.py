@@ -239,6 +239,8 @@ class BulkRun:
             {s.strip().lower() for s in args.follow_schemes.split(",")} if args.follow_schemes else set()
         )
         self.queue_send, self.queue_receive = anyio.create_memory_object_stream[URL](math.inf)
+        #: The running fetch_all block's outcomes (to stop starting URLs on a fatal error).
+        self.outcomes: Any = None
         self.pending = 0
         #: -i -: URLs are still arriving on stdin (the queue stays open while pending is 0).
         self.feeding = False
@@ -298,6 +300,8 @@ class BulkRun:
         raises the error once the loop is over.
         """
         self.fatal = error
+        if self.outcomes is not None and hasattr(self.outcomes, "stop_starting"):
+            self.outcomes.stop_starting()  # URLs already taken into a lane
         self.queue_send.close()
         while True:
             try:
@@ -663,6 +667,7 @@ class BulkRun:
                 resume=self.args.resume,
                 on_chunk=on_chunk,
             ) as outcomes:
+                self.outcomes = outcomes
                 async for outcome in outcomes:
                     await self.handle(outcome)
             feeding.cancel_scope.cancel()  # stopped early (the manifest's disk is full): stop reading stdin

@@ -221,6 +221,15 @@ class Lanes:
                 event.set()
             waiting.clear()
 
+    def abandon(self) -> None:
+        """Drop every queued URL (`Outcomes.stop_starting`); workers finish what they sent."""
+        for queue in self.queues.values():
+            queue.clear()
+        self._queued = 0
+        self.end_of_input()
+        if self._space is not None:
+            self._space.set()
+
     def end_of_input(self) -> None:
         self.input_done = True
         self.release_idle()
