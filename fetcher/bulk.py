@@ -647,13 +647,14 @@ class BulkRun:
         def on_chunk(url: URL, count: int) -> None:
             self.progress.advance(count)
 
-        made: set[Path] = set()
+        made: set[str] = set()
 
         def destination(url: URL) -> Path:
             path = self.destination(url)
-            if self.remote is None and path.parent not in made:
+            parent = os.fspath(path).rpartition(os.sep)[0]  # str, not Path: once per URL
+            if self.remote is None and parent not in made:
                 make_dirs(self.layout.root, path.parent)
-                made.add(path.parent)
+                made.add(parent)
             return path
 
         async with anyio.create_task_group() as feeding:

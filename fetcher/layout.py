@@ -45,6 +45,8 @@ class Layout:
         self.root = root
         self.mode = mode
         self._resolved_root = os.path.abspath(root)
+        self._root_prefix = self._resolved_root.rstrip(os.sep) + os.sep
+        self._cwd = os.getcwd()
         self._files: set[Path] = set()
         self._dirs: set[Path] = set()
         self._dir_alias: dict[Path, Path] = {}
@@ -58,8 +60,10 @@ class Layout:
                 self._take(path)
 
     def _inside(self, path: Path) -> bool:
-        absolute = os.path.normpath(os.path.abspath(path))
-        return absolute.startswith(self._resolved_root.rstrip(os.sep) + os.sep)
+        # abspath() without its getcwd() per call: the working directory of
+        # the run, read once (fetcher never changes it).
+        absolute = os.path.normpath(os.path.join(self._cwd, path))
+        return absolute.startswith(self._root_prefix)
 
     def _take(self, path: Path) -> None:
         self._files.add(path)

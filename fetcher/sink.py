@@ -211,7 +211,7 @@ class _PartFile:
             pass
 
 
-def _create_exclusive(partial: Path) -> int:
+def _create_exclusive(partial: Path | str) -> int:
     """Create `partial` afresh; an old `.part` (a regular file) is replaced, anything else refused."""
     for _ in range(2):
         try:
@@ -257,37 +257,61 @@ class BodyWriter:
         self.url = url
         self.target = target
         self.content_type = content_type
-        self.part = _PartFile(partial_path(target), 0, hashlib.sha256())
+        self.digest = hashlib.sha256()
         self.size = 0
         self._buffered: list[bytes] = []
-        self._opened = False
+        #: The `.part` file, once the body outgrew SMALL_BODY.
+        self.part: _PartFile | None = None
 
     def write(self, chunk: bytes) -> None:
         self.size += len(chunk)
-        if self._opened:
+        if self.part is not None:
             self.part.write([chunk])
             return
         self._buffered.append(chunk)
         if self.size > SMALL_BODY:
+            self.part = _PartFile(partial_path(self.target), 0, self.digest)
             self.part.open()
-            self._opened = True
             chunks, self._buffered = self._buffered, []
             self.part.write(chunks)
 
     def finish(self, modified: float | None) -> Download:
-        if self._opened:
+        if self.part is not None:
             self.part.finish(self.target, modified)
         else:
-            self.part.write_all(self._buffered, self.target, modified, True)
-        return _download_of(self.url, self.target, self.size, self.part, self.content_type)
+            self._write_small(modified)
+        return Download(self.url, self.target, self.size, self.digest.hexdigest(), self.content_type)
+
+    def _write_small(self, modified: float | None) -> None:
+        """The whole body in one go on the raw descriptor: `_PartFile.write_all`'s rules, fewer calls."""
+        target = os.fspath(self.target)
+        partial = target + ".part"
+        fd = _create_exclusive(partial)
+        digest = self.digest
+        try:
+            for chunk in self._buffered:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
+                digest.update(chunk)
+            if modified is not None:
+                os.utime(fd, (modified, modified))
+        except OSError as error:
+            os.close(fd)
+            raise output_error(error, partial) from None
+        try:
+            os.close(fd)
+            os.replace(partial, target)
+        except OSError as error:
+            raise output_error(error, target) from None
 
     def abandon(self) -> None:
         """The transfer failed: what arrived stays in `.part` (for -C), never under the target's name."""
         try:
-            if self._opened:
+            if self.part is not None:
                 self.part._quiet_close()
             elif self._buffered:
-                self.part.write_all(self._buffered, self.target, None, False)
+                _PartFile(partial_path(self.target), 0, None).write_all(self._buffered, self.target, None, False)
         except OutputError:
             pass
 
