@@ -275,12 +275,14 @@ class BodyWriter:
             chunks, self._buffered = self._buffered, []
             self.part.write(chunks)
 
-    def finish(self, modified: float | None) -> Download:
+    def finish(self, modified: float | None, filename: str | None = None) -> Download:
+        """Rename into place; `filename` is the name the server suggested (Download.filename)."""
         if self.part is not None:
             self.part.finish(self.target, modified)
         else:
             self._write_small(modified)
-        return Download(self.url, self.target, self.size, self.digest.hexdigest(), self.content_type)
+        return Download(self.url, self.target, self.size, self.digest.hexdigest(), self.content_type,
+                        filename=filename)  # fmt: skip
 
     def _write_small(self, modified: float | None) -> None:
         """The whole body in one go on the raw descriptor: `_PartFile.write_all`'s rules, fewer calls."""
@@ -454,18 +456,12 @@ def _check_length(resource: Resource, written: int) -> None:
 
 
 def _download(resource: Resource, target: Path, written: int, part: _PartFile, start: int) -> Download:
-    return _download_of(resource.url, target, written, part, resource.content_type, start)
-
-
-def _download_of(
-    url: URL, target: Path, written: int, part: _PartFile, content_type: str | None, start: int = 0
-) -> Download:
     return Download(
-        url=url,
+        url=resource.url,
         path=target,
         bytes=written,
         sha256=part.digest.hexdigest() if part.digest is not None else None,
-        content_type=content_type,
+        content_type=resource.content_type,
         resumed_from=start,
         filename=resource.filename,
         etag=resource.metadata.get("etag"),

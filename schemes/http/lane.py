@@ -407,7 +407,8 @@ class _Lane:
                     writer.write(data)
                     if on_chunk is not None:
                         on_chunk(url, len(data))
-            result = writer.finish(self._modified_time(fields.last_modified))
+            suggested = rules.disposition_filename(fields.disposition) if fields.disposition else None
+            result = writer.finish(self._modified_time(fields.last_modified), suggested)
         except FetchError as error:
             # A read, decoding or disk failure part-way: the stream is out of step with the replies.
             writer.abandon()
@@ -434,13 +435,14 @@ class _Lane:
 class _Fields:
     """The few header values the lane needs, read from the raw pairs (names compared case-insensitively)."""
 
-    __slots__ = ("codings", "content_type", "last_modified", "location")
+    __slots__ = ("codings", "content_type", "disposition", "last_modified", "location")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         self.codings: list[str] = []
         self.content_type: str | None = None
         self.last_modified: bytes | None = None
         self.location: str | None = None
+        self.disposition: str | None = None
         for name, value in raw:
             lower = name.lower()
             if lower == b"content-type":
@@ -451,4 +453,6 @@ class _Fields:
                 self.codings += [c.strip().lower() for c in value.decode("latin-1").split(",") if c.strip()]
             elif lower == b"location":
                 self.location = value.decode("latin-1")
+            elif lower == b"content-disposition":
+                self.disposition = value.decode("latin-1")
 
