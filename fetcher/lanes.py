@@ -53,6 +53,8 @@ class LaneItem:
     text: str
     url: URL
     started: float = 0.0
+    #: Where its document goes, once asked (`LaneWork.path`).
+    path: Path | None = None
 
 
 class LaneHandler(Protocol):
@@ -108,6 +110,12 @@ class LaneWork:
             self.retired = True
             self.lanes.workers[self.key] -= 1
 
+    def path(self, item: LaneItem) -> Path:
+        """`destination(url)` for this item, asked once."""
+        if item.path is None:
+            item.path = self.destination(item.url)
+        return item.path
+
     @property
     def disabled(self) -> bool:
         return self.key in self.lanes.disabled
@@ -128,6 +136,10 @@ class LaneWork:
             return
         from .client import Outcome
 
+        try:
+            self.path(item)  # named, as the task path names it before asking (manifest `target`)
+        except FetchError:
+            pass
         await self._emit(Outcome(url=item.text, error=error, seconds=time.monotonic() - item.started))
 
     async def general(
