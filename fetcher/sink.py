@@ -275,14 +275,14 @@ class BodyWriter:
             chunks, self._buffered = self._buffered, []
             self.part.write(chunks)
 
-    def finish(self, modified: float | None, filename: str | None = None) -> Download:
-        """Rename into place; `filename` is the name the server suggested (Download.filename)."""
+    def finish(self, modified: float | None, filename: str | None = None, etag: str | None = None) -> Download:
+        """Rename into place; `filename` and `etag` are what the server said (Download's fields)."""
         if self.part is not None:
             self.part.finish(self.target, modified)
         else:
             self._write_small(modified)
         return Download(self.url, self.target, self.size, self.digest.hexdigest(), self.content_type,
-                        filename=filename)  # fmt: skip
+                        filename=filename, etag=etag)  # fmt: skip
 
     def _write_small(self, modified: float | None) -> None:
         """The whole body in one go on the raw descriptor: `_PartFile.write_all`'s rules, fewer calls."""

@@ -98,6 +98,7 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
         or tap.active_recorder() is not None
         or trace.isEnabledFor(logging.DEBUG)
         or (client.conditions and str(url) in client.conditions)
+        or (client.etags and str(url) in client.etags)
     ):
         return None
     key = origin_of(url)
@@ -408,7 +409,7 @@ class _Lane:
                     if on_chunk is not None:
                         on_chunk(url, len(data))
             suggested = rules.disposition_filename(fields.disposition) if fields.disposition else None
-            result = writer.finish(self._modified_time(fields.last_modified), suggested)
+            result = writer.finish(self._modified_time(fields.last_modified), suggested, fields.etag)
         except FetchError as error:
             # A read, decoding or disk failure part-way: the stream is out of step with the replies.
             writer.abandon()
@@ -435,7 +436,7 @@ class _Lane:
 class _Fields:
     """The few header values the lane needs, read from the raw pairs (names compared case-insensitively)."""
 
-    __slots__ = ("codings", "content_type", "disposition", "last_modified", "location")
+    __slots__ = ("codings", "content_type", "disposition", "etag", "last_modified", "location")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         self.codings: list[str] = []
@@ -443,6 +444,7 @@ class _Fields:
         self.last_modified: bytes | None = None
         self.location: str | None = None
         self.disposition: str | None = None
+        self.etag: str | None = None
         for name, value in raw:
             lower = name.lower()
             if lower == b"content-type":
@@ -455,4 +457,6 @@ class _Fields:
                 self.location = value.decode("latin-1")
             elif lower == b"content-disposition":
                 self.disposition = value.decode("latin-1")
+            elif lower == b"etag":
+                self.etag = value.decode("latin-1")
 
