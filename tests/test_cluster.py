@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -381,6 +382,34 @@ def test_a_local_cluster_from_the_command_line(tmp_path: Path) -> None:
     rows = records(tmp_path / "m.jsonl", tmp_path / "out")
     assert set(rows) == set(urls)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(f"d{i}.txt" for i in range(30))
+
+
+def test_ctrl_c_on_a_cluster_run(tmp_path: Path) -> None:
+    """Ctrl-C mid-batch: exit 130, every URL recorded as interrupted, the workers stopped, no traceback."""
+    listing = tmp_path / "urls.txt"
+    listing.write_text("file:///dev/zero\nfile:///etc/hostname\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fetcher", "-i", str(listing), "-d", str(tmp_path / "out"), "--no-progress",
+         "--manifest", str(tmp_path / "m.jsonl"), "--cluster", "local:2"],
+        stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    part = tmp_path / "out" / "zero.part"
+    for _ in range(600):  # until a worker is mid-batch (writing /dev/zero's endless bytes)
+        if part.exists() and part.stat().st_size > 1 << 20:
+            break
+        time.sleep(0.1)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert "Traceback" not in err
+    assert "fetch: 0 retrieved, 0 failed, 2 interrupted;" in err
+    assert err.endswith("fetch: interrupted; .part files kept, rerun with -C --skip-done MANIFEST to resume\n")
+    rows = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
+    assert sorted((row["url"], row["status"]) for row in rows) == [
+        ("file:///dev/zero", "interrupted"), ("file:///etc/hostname", "interrupted")
+    ]
+    assert not list((tmp_path / "out").glob(".fetch-cluster-*"))
 
 
 def test_version_imports_no_dask() -> None:

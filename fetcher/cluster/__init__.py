@@ -24,10 +24,13 @@ or `fetcher.cluster.fetch_all`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
+import logging
 import math
 import os
+import signal
 import sys
 import time
 import uuid
@@ -114,17 +117,21 @@ def _import_dask() -> Any:
     return distributed
 
 
-def connect(target: str | Any) -> tuple[Any, Callable[[], None]]:
+def connect(target: str | Any) -> tuple[Any, Callable[[bool], None]]:
     """A Dask client for `target` (`local[:N]`, a scheduler address, or a `distributed.Client`) and its closer.
 
     Blocking (starting a local cluster takes seconds): call it in a thread.
-    A client passed in is the caller's and is not closed.
+    A client passed in is the caller's and is not closed.  The closer's
+    argument says batches are still running (the run was interrupted): a
+    local cluster's workers are then killed at once, not asked to finish.
     """
     distributed = _import_dask()
     if isinstance(target, distributed.Client):
-        return target, lambda: None
+        return target, lambda busy: None
     kind, value = parse_target(str(target))
     if kind == "local":
+        # The workers are this run's: their notes on being stopped (Ctrl-C) are not the user's business.
+        logging.getLogger("distributed").setLevel(logging.ERROR)
         cluster = distributed.LocalCluster(
             # dask serves status pages even without a dashboard; on a port of its own,
             # on loopback: None means 8787, and a warning on stderr when that is taken.
@@ -135,7 +142,14 @@ def connect(target: str | Any) -> tuple[Any, Callable[[], None]]:
         )
         client = distributed.Client(cluster)
 
-        def close_local() -> None:
+        def close_local(busy: bool) -> None:
+            if busy:
+                # A batch reading a never-ending file does not stop for a cancel;
+                # dask would wait 4 s per worker before it kills it.
+                for pid in client.run(os.getpid, wait=True, on_error="return").values():
+                    if isinstance(pid, int):
+                        with contextlib.suppress(OSError):
+                            os.kill(pid, signal.SIGKILL)
             client.close()
             cluster.close()
 
@@ -144,7 +158,7 @@ def connect(target: str | Any) -> tuple[Any, Callable[[], None]]:
         client = distributed.Client(str(value), timeout="10s")
     except OSError as error:
         raise UsageError(f"--cluster {value}: cannot reach the dask scheduler: {error}", hint=_HINT) from None
-    return client, client.close
+    return client, lambda busy: client.close()
 
 
 def worker_settings(settings: Settings) -> Settings:
@@ -351,8 +365,15 @@ async def _run(
             except BaseException as error:
                 value = error
             try:
-                token.run_sync_soon(done_send.send_nowait, (items, value))
-            except (trio.RunFinishedError, trio.ClosedResourceError):
+                token.run_sync_soon(hand_over, (items, value))
+            except trio.RunFinishedError:
+                pass
+
+        def hand_over(done: tuple[list[_Item], Any]) -> None:
+            # In the trio loop; the run may be over (Ctrl-C) with batches still coming back.
+            try:
+                done_send.send_nowait(done)
+            except trio.ClosedResourceError:
                 pass
 
         def pump() -> None:
@@ -467,13 +488,14 @@ async def _run(
     finally:
         done_send.close()
         with trio.CancelScope(shield=True):
-            if inflight:
+            busy = bool(inflight)
+            if busy:
                 await trio.to_thread.run_sync(dask.cancel, list(inflight))
-            await trio.to_thread.run_sync(close)
-        if journal_root is not None:
-            await trio.to_thread.run_sync(remove_tree, journal_root)
-        if options.archive is not None:
-            await trio.to_thread.run_sync(remove_tree, options.archive.staging)
+            await trio.to_thread.run_sync(close, busy)
+            if journal_root is not None:
+                await trio.to_thread.run_sync(remove_tree, journal_root)
+            if options.archive is not None:
+                await trio.to_thread.run_sync(remove_tree, options.archive.staging)
 
 
 def executor(args: Any, settings: Settings) -> Callable[..., Any]:
