@@ -348,7 +348,7 @@ class BulkRun:
         if self.remote is None:
             return str(path)
         inside = path.relative_to(self.layout.root) if path.is_relative_to(self.layout.root) else path
-        return f"{self.remote}/{inside.as_posix()}"
+        return mask_secrets(f"{self.remote}/{inside.as_posix()}")
 
     def destination(self, url: URL) -> Path:
         job = self.by_url[str(url)]
@@ -709,7 +709,7 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
                 run.fetch_all = executor(args, client.settings)
             elif run.remote is not None:
                 raise UsageError(
-                    f"-d {args.directory}: an fsspec URL as the output is implemented for --cluster runs only",
+                    f"-d {mask_secrets(args.directory)}: an fsspec URL as output is implemented for --cluster only",
                     hint="add --cluster local (one machine) or give a local directory",
                 )
             with progress:

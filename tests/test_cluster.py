@@ -236,6 +236,51 @@ def test_output_to_an_fsspec_url(dask: DaskClient, tmp_path: Path) -> None:
     }
 
 
+def test_output_to_an_ftp_server_through_fsspec(dask: DaskClient, tmp_path: Path) -> None:
+    """-d ftp://user:password@host/out: a file system that is not local, reached by the worker processes.
+
+    fsspec's FTP file system does not rename in place: each file is written
+    to a temporary name (STOR /tmp/...) and moved to its name when complete
+    (RNFR/RNTO), the commit of an upload with autocommit=False.
+    """
+    pytest.importorskip("pyftpdlib")
+    from tests.interop.ftp_servers import PyFtpd
+
+    home = tmp_path / "ftp-home"
+    (home / "tmp").mkdir(parents=True)
+    ftpd = PyFtpd(home, anonymous=False)
+    ftpd.server.handler.authorizer.add_user("up", "s3cret", str(home), perm="elradfmw")
+    files = tmp_path / "files"
+    files.mkdir()
+    urls = []
+    for i in range(12):
+        (files / f"d{i}.txt").write_bytes(body(f"d{i}"))
+        urls.append((files / f"d{i}.txt").as_uri())
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(urls) + "\n")
+    ftpd.start()
+    try:
+        output = f"ftp://up:s3cret@127.0.0.1:{ftpd.port}/out"
+        code = main(["-i", str(listing), "-d", output, "--manifest", str(tmp_path / "m.jsonl"), "--no-progress",
+                     "--cluster", dask.scheduler.address])  # fmt: skip
+    finally:
+        ftpd.stop()
+    assert code == 0
+    assert sorted(p.name for p in (home / "out").iterdir()) == sorted(f"d{i}.txt" for i in range(12))
+    for i in range(12):
+        assert (home / "out" / f"d{i}.txt").read_bytes() == body(f"d{i}")
+    assert list((home / "tmp").iterdir()) == []
+    rows = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
+    assert sorted(row["path"] for row in rows) == sorted(
+        f"ftp://up:***@127.0.0.1:{ftpd.port}/out/d{i}.txt" for i in range(12)
+    )
+    commands = [line for session in ftpd.commands() for line in session]
+    stored = [line.split(" ", 1)[1] for line in commands if line.startswith("STOR ")]
+    renamed = [line.split(" ", 1)[1] for line in commands if line.startswith("RNTO ")]
+    assert all(name.startswith("/tmp/") for name in stored if "fetch-cluster" not in name)
+    assert sorted(renamed) == sorted(f"/out/d{i}.txt" for i in range(12))
+
+
 def archived(directory: Path, name: str) -> tuple[Counter[str], list[Path]]:
     """How often each URL's response or resource record appears over NAME-*.warc.gz (each file warcio-checked)."""
     from tests.test_warc import read_warc
@@ -272,7 +317,7 @@ def test_warc_files_on_a_cluster(dask: DaskClient, tmp_path: Path) -> None:
     assert set(counts.values()) == {1}
     # Several batches, and at least one batch's archive rotated into a second file.
     names = {path.name.rsplit("-", 1)[0] for path in files}
-    assert len(names) >= 3 and len(files) > len(names)
+    assert len(names) >= 2 and len(files) > len(names)
     assert all(re.fullmatch(r"crawl-[0-9a-f]{12}-\d{6}-0-\d{5}\.warc\.gz", path.name) for path in files), files
     assert [p.name for p in warc.parent.iterdir() if not p.name.endswith(".warc.gz")] == []  # staging gone
 
@@ -311,8 +356,12 @@ def test_the_library_call_yields_what_client_fetch_all_yields(dask: DaskClient, 
     assert sum(row[0] for row in spread.values()) == 40
 
 
-def test_a_host_never_runs_on_two_workers_at_once(dask: DaskClient, tmp_path: Path) -> None:
-    # Three hosts take turns on two workers, so hosts move from one worker to the other.
+def test_a_host_never_runs_on_two_workers_at_once(
+    dask: DaskClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster._Shards, "GROWTH", 1)  # ten batches of 4 per host: many chances to move
+    # Three hosts take turns on two workers, both busy at once (-j 2: one host per batch, or two),
+    # so hosts move from one worker to the other.
     with Servers(http_hosts=3, delay=0.01) as servers:
         urls = [server.url(f"/n{i}.txt") for server in servers.http for i in range(40)]
         out = tmp_path / "out"
@@ -321,7 +370,7 @@ def test_a_host_never_runs_on_two_workers_at_once(dask: DaskClient, tmp_path: Pa
         async def run() -> list[cluster.ClusterOutcome]:
             got: list[cluster.ClusterOutcome] = []
             async with cluster.fetch_all(
-                urls, dask, Settings(timeout=5), per_host=2, host_chunk=4,
+                urls, dask, Settings(timeout=5), jobs=2, per_host=2, host_chunk=4,
                 destination=lambda url: out / f"{url.port}-{url.path.strip('/')}",
             ) as results:  # fmt: skip
                 async for outcome in results:
@@ -429,7 +478,7 @@ def test_cluster_usage_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixtur
     # s3fs is not installed here: fsspec cannot open s3://, and the message says what to install.
     err = error("-d", "s3://bucket/prefix", "--cluster", "local:2")
     assert "fetch: -d s3://bucket/prefix: fsspec cannot open this URL" in err and "s3fs" in err
-    assert "implemented for --cluster runs only" in error("-d", f"file://{tmp_path}/out")
+    assert "implemented for --cluster only" in error("-d", f"file://{tmp_path}/out")
     assert "-r with an fsspec output URL" in error("-r", "-d", f"file://{tmp_path}/out", "--cluster", "local:2")
     warc = ["-d", str(tmp_path), "--warc-file", str(tmp_path / "a"), "--cluster", "local:2"]
     assert "--warc-cdx and --warc-dedup with --cluster are not implemented" in error(*warc, "--warc-cdx")

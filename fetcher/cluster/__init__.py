@@ -50,6 +50,7 @@ from ..client import Outcome
 from ..errors import FetchError, UsageError
 from ..settings import Settings
 from ..sink import Download
+from ..text import mask_secrets
 from ..url import URL, parse_url
 from .archive import WarcTask, warc_task
 from .output import filesystem, is_url, remove_tree
@@ -356,6 +357,10 @@ async def _run(
         info = await trio.to_thread.run_sync(dask.scheduler_info)
         slots = max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
         job_count = jobs or settings.jobs
+        # A batch takes hosts enough to keep its -j transfers busy (-j / --per-host),
+        # and up to -j hosts when there are more ready than idle workers: the
+        # hosts ready are spread over the idle workers, so that every server
+        # is busy at once, as in a local run, not one host per worker in turn.
         hosts_per_batch = max(1, math.ceil(job_count / (per_host or settings.per_host)))
 
         def finished(future: Any, items: list[_Item]) -> None:
@@ -382,7 +387,7 @@ async def _run(
                 if not shards.ready:
                     return
                 idle = slots - len(inflight)
-                share = min(hosts_per_batch, max(1, math.ceil(len(shards.ready) / idle)))
+                share = max(hosts_per_batch, min(job_count, math.ceil(len(shards.ready) / idle)))
                 items = shards.take(share)
                 if bound:
                     items.sort(key=lambda item: item.url.origin != bound[0])
@@ -508,7 +513,7 @@ def executor(args: Any, settings: Settings) -> Callable[..., Any]:
                             (args.resume, "-C/--continue")):  # fmt: skip
             if given:
                 raise UsageError(
-                    f"{what} with an fsspec output URL (-d {output}) is not implemented",
+                    f"{what} with an fsspec output URL (-d {mask_secrets(output)}) is not implemented",
                     hint="give a directory every worker reaches under the same path (local, NFS, a mounted bucket)",
                 )
     if args.warc_file is not None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..text import mask_secrets
 
 #: Bytes copied at a time from a staged file to the output.
 BLOCK = 1 << 20
@@ -53,10 +54,19 @@ def filesystem(url: str) -> tuple[Any, str]:
     except (ImportError, ValueError) as error:
         known = ", ".join(sorted(p for p in fsspec.available_protocols() if p.isalpha())[:12])
         raise UsageError(
-            f"-d {url}: fsspec cannot open this URL ({error})",
+            f"-d {mask_secrets(url)}: fsspec cannot open this URL ({mask_secrets(str(error))})",
             hint=f"install the file system's package (s3fs for s3://, gcsfs for gs://); fsspec knows {known}, ...",
         ) from None
     return fs, root.rstrip("/")
+
+
+def parallel_uploads(fs: Any, jobs: int) -> int:
+    """How many uploads may share `fs` at once: `jobs` where it is thread-safe, else one.
+
+    The local file system and fsspec's async ones (s3fs, gcsfs, adlfs) are;
+    others may hold one connection (fsspec's FTP holds one ftplib session).
+    """
+    return max(1, jobs) if _renames(fs) or getattr(fs, "async_impl", False) else 1
 
 
 def _renames(fs: Any) -> bool:
@@ -64,11 +74,29 @@ def _renames(fs: Any) -> bool:
     return "file" in protocols or "local" in protocols
 
 
+#: Directories made in this process, per file system (object stores need none, FTP and SFTP do).
+_made: set[tuple[int, str]] = set()
+
+
+def make_dirs(fs: Any, path: str) -> None:
+    """`fs.makedirs(path, exist_ok=True)`, when another process may be making the same directories."""
+    try:
+        fs.makedirs(path, exist_ok=True)
+    except Exception:
+        # Another worker (or this one's journal) made one between the look and the
+        # mkdir (FTP says "550 File exists"); look again past fsspec's listing cache.
+        fs.invalidate_cache()
+        if not fs.isdir(path):
+            fs.makedirs(path, exist_ok=True)
+
+
 def upload(fs: Any, local: Path, remote: str) -> None:
     """Stream the complete file `local` to `remote`, so that it appears there only when whole."""
     parent = remote.rsplit("/", 1)[0]
+    if (id(fs), parent) not in _made:
+        make_dirs(fs, parent)
+        _made.add((id(fs), parent))
     if _renames(fs):
-        fs.makedirs(parent, exist_ok=True)
         part = remote + ".part"
         with local.open("rb") as source, fs.open(part, "wb") as target:
             shutil.copyfileobj(source, target, BLOCK)
@@ -134,7 +162,7 @@ class Journal:
         line = json.dumps(entry)
         if self.remote:
             if not self._made:
-                self.fs.makedirs(self.where, exist_ok=True)
+                make_dirs(self.fs, self.where)
                 self._made = True
             name = hashlib.sha256(entry["url"].encode("utf-8", "surrogateescape")).hexdigest()[:32]
             self.fs.pipe_file(f"{self.where}/{name}.json", line.encode("utf-8"))

@@ -28,7 +28,7 @@ from ..errors import FetchError, OutputError
 from ..settings import Settings
 from ..sink import Download
 from ..url import URL, parse_url
-from .output import Journal, filesystem, upload
+from .output import Journal, filesystem, parallel_uploads, upload
 
 
 @dataclass
@@ -135,17 +135,27 @@ async def _run_batch(task: BatchTask, archive: Any) -> list[Shipped]:
             path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
-    def keep(outcome: Outcome, result: Any, error: FetchError | None) -> None:
-        if journal is not None and isinstance(result, Download) and error is None:
-            journal.add({
-                "url": outcome.url, "path": str(result.path), "bytes": result.bytes,
-                "sha256": result.sha256, "content_type": result.content_type,
-                "resumed_from": result.resumed_from, "attempts": outcome.attempts,
-                "seconds": outcome.seconds,
-            })  # fmt: skip
+    def journal_entry(outcome: Outcome, result: Download) -> dict[str, Any]:
+        return {
+            "url": outcome.url, "path": str(result.path), "bytes": result.bytes, "sha256": result.sha256,
+            "content_type": result.content_type, "resumed_from": result.resumed_from,
+            "attempts": outcome.attempts, "seconds": outcome.seconds,
+        }  # fmt: skip
+
+    def keep(outcome: Outcome, result: Any, error: FetchError | None, *, journaled: bool = False) -> None:
+        if journal is not None and isinstance(result, Download) and error is None and not journaled:
+            journal.add(journal_entry(outcome, result))
         packed = _pack_error(error) if error is not None else None
         shipped.append(Shipped(outcome.url, _pack(result), packed, outcome.attempts, outcome.seconds, worker,
                                time.time()))  # fmt: skip
+
+    def put(outcome: Outcome, staged: Download, target: str) -> Download:
+        # In a worker thread: the upload, then its journal entry (both on the output's storage).
+        upload(fs, staged.path, target)
+        done = dataclasses.replace(staged, path=Path(target))
+        if journal is not None:
+            journal.add(journal_entry(outcome, done))
+        return done
 
     async def deliver(outcome: Outcome, limiter: trio.CapacityLimiter) -> None:
         # An fsspec output: the staged file goes up, then its staged copy goes.
@@ -155,17 +165,17 @@ async def _run_batch(task: BatchTask, archive: Any) -> list[Shipped]:
         result: Download | None = None
         error: FetchError | None = None
         try:
-            await trio.to_thread.run_sync(upload, fs, staged.path, target, limiter=limiter)
-            result = dataclasses.replace(staged, path=Path(target))
+            result = await trio.to_thread.run_sync(put, outcome, staged, target, limiter=limiter)
         except Exception as failure:  # any file system's error: the URL fails, the batch goes on
             error = OutputError(f"cannot write {target}: {failure}", hint="check the output URL and its credentials")
         finally:
             staged.path.unlink(missing_ok=True)
-        keep(outcome, result, error)
+        keep(outcome, result, error, journaled=True)
 
     try:
         with archive.recording() if archive is not None else nullcontext():
-            await _fetch(task, todo, destination if paths else None, staging is not None, deliver, keep)
+            at_once = parallel_uploads(fs, task.jobs) if fs is not None else 0
+            await _fetch(task, todo, destination if paths else None, at_once, deliver, keep)
     finally:
         if journal is not None:
             journal.close()
@@ -174,10 +184,12 @@ async def _run_batch(task: BatchTask, archive: Any) -> list[Shipped]:
     return shipped
 
 
-async def _fetch(task: BatchTask, todo: list[str], destination: Any, staged: bool, deliver: Any, keep: Any) -> None:
-    """The batch through `Client.fetch_all`; with an fsspec output, uploads run beside the fetches."""
+async def _fetch(task: BatchTask, todo: list[str], destination: Any, uploads_at_once: int, deliver: Any,
+                 keep: Any) -> None:  # fmt: skip
+    """The batch through `Client.fetch_all`; with an fsspec output (`uploads_at_once` > 0), uploads run beside."""
+    staged = uploads_at_once > 0
     async with Client(task.settings) as client, trio.open_nursery() as uploads:
-        limiter = trio.CapacityLimiter(max(1, task.jobs))
+        limiter = trio.CapacityLimiter(max(1, uploads_at_once))
         async with client.fetch_all(
             todo, jobs=task.jobs, per_host=task.per_host, destination=destination, resume=task.resume,
             retries=task.retries,
