@@ -492,7 +492,7 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None
     seen = Counter[str]()
 
     def on_request(request: Received) -> None:
-        # Both workers are mid-batch (one host each) when the 10th request of a host arrives.
+        # Both workers are mid-batch (-j 2 --per-host 2: one host each) when the 10th request of a host arrives.
         seen[request.path.split("-")[0]] += 1
         if not killed.is_set() and max(seen.values()) >= 10:
             killed.set()
@@ -506,7 +506,7 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None
         warc = tmp_path / "archive" / "crawl"
         warc.parent.mkdir()
         code = main(["-i", str(listing), "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress",
-                     "--timeout", "5", "-j", "4", "--per-host", "2", "--cluster", dask.scheduler.address,
+                     "--timeout", "5", "-j", "2", "--per-host", "2", "--cluster", dask.scheduler.address,
                      "--warc-file", str(warc)])  # fmt: skip
         served = servers.requests()
     assert killed.is_set()
