@@ -29,6 +29,8 @@ def gopher_menu(entries: list[Entry]) -> str:
 def _menu_lines(entries: list[Entry]) -> Iterator[str]:
     tags = {"text": "TXT", "menu": "DIR", "search": "?", "html": "HTML", "telnet": "TEL", "tn3270": "TEL",
             "error": "ERR", "cso": "CSO", "gif": "IMG", "image": "IMG", "png": "IMG", "sound": "SND"}  # fmt: skip
+    # With Gopher+ attributes the facts follow the names, in one column.
+    name_width = max((len(escape(entry.name)) for entry in entries if entry.extra.get("attributes")), default=0)
     for entry in entries:
         if entry.type == "info":
             yield " " * 8 + escape(entry.name) + "\n"
@@ -46,7 +48,22 @@ def _menu_lines(entries: list[Entry]) -> Iterator[str]:
             line += f"  ({escape(str(extra['problem']))})"
         if extra.get("refused"):
             line += f"  (refused: {escape(str(extra['refused']))})"
+        facts = _plus_facts(entry)
+        if facts:
+            line = f"{line:<{name_width + 8}}  {facts}"
         yield line.rstrip() + "\n"
+
+
+def _plus_facts(entry: Entry) -> str:
+    """A Gopher+ item's facts from its attributes ($ or ! requests): size of its first view, date, abstract."""
+    attributes = entry.extra.get("attributes")
+    if not isinstance(attributes, dict):
+        return ""
+    views = attributes.get("views") or []
+    size = str(views[0].get("size") or "").strip("<> ") if views and isinstance(views[0], dict) else ""
+    modified = str(attributes.get("modified") or "")[:10]
+    abstract = " ".join(str(attributes.get("abstract") or "").split())
+    return "  ".join(escape(fact) for fact in (f"{size or '-':>5}", modified or "-", abstract) if fact).rstrip()
 
 
 def _when(entry: Entry) -> str:

@@ -272,6 +272,19 @@ async def test_attributes_are_structured_and_printed_readably() -> None:
     assert server.raw_requests[:3] == [b"/gp.txt\t!\r\n", b"/gp.txt\t!+ABSTRACT\r\n", b"/gp-dir\t$\r\n"]
 
 
+async def test_gopher_plus_directory_rows_show_size_date_and_abstract() -> None:
+    async with serving(GopherServer()) as server:
+        plus = await cli(base(server) + "/1/gp-dir%09%09$")
+        plain = await cli(base(server) + "/1/dir")
+    assert plus.returncode == 0, plus.stderr
+    # The $ reply's +VIEWS size, +ADMIN Mod-Date and +ABSTRACT, after the names in one column.
+    assert plus.stdout.decode().splitlines() == [
+        "(TXT)   Doc        1k  2024-01-02  First abstract line.",
+        "(TXT)   Ask me      -  -",
+    ]
+    assert plain.stdout.decode().splitlines() == ["(TXT)   Hello text", "(DIR)   Sub"]  # no attributes, no columns
+
+
 async def test_type7_index_attributes_keep_the_empty_search() -> None:
     async with serving(GopherServer()) as server, Client() as client:
         await client.fetch(base(server) + "/7/s%09%09!")

@@ -13,9 +13,7 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
-from functools import partial
+from collections.abc import Callable, Iterator
 
 import pytest
 import trio
@@ -24,87 +22,12 @@ from fetcher import Client
 from fetcher.client import Session
 from fetcher.errors import ProtocolError
 from fetcher.url import TelnetURL, parse_url
-from schemes.telnet.protocol import DO, ECHO, IAC, LINEMODE, NAWS, SB, SE, SGA, TTYPE, WILL
+from schemes.telnet.protocol import ECHO, IAC, LINEMODE, NAWS, SGA, TTYPE
 from schemes.telnet.session import run_interactive
 from tests.conftest import ROOT, run_fetch
+from tests.servers.telnet import ASK_TTYPE, BANNER, OFFER, open_fake_telnetd
 
 pytestmark = pytest.mark.usefixtures("no_netrc")
-
-# DO TTYPE, WILL ECHO, WILL SGA, DO NAWS, DO LINEMODE, then SB TTYPE SEND.
-OFFER = bytes((IAC, DO, TTYPE, IAC, WILL, ECHO, IAC, WILL, SGA, IAC, DO, NAWS, IAC, DO, LINEMODE))
-ASK_TTYPE = bytes((IAC, SB, TTYPE, 1, IAC, SE))
-BANNER = b"\r\nFake telnetd \xff\xff marker\r\x00\r\nlogin: "
-
-
-@dataclass
-class FakeTelnetd:
-    """A scripted telnet server: negotiates, shows a login prompt, answers one line, hangs up.
-
-    `mode` "login" closes after the answer; "silent" shows the prompt and
-    then says nothing more; "interactive" waits for Ctrl-] on the client.
-    """
-
-    mode: str = "login"
-    port: int = 0
-    received: bytearray = field(default_factory=bytearray)
-    connections: int = 0
-
-    async def handle(self, stream: trio.SocketStream) -> None:
-        self.connections += 1
-        async with stream:
-            await stream.send_all(OFFER + ASK_TTYPE)
-            await stream.send_all(BANNER)
-            if self.mode == "silent":
-                await trio.sleep_forever()
-            # Like telnetd, settle the options first: five answers, then a line.
-            await self.read_until(stream, lambda: self.answers() >= 5 and self.line() is not None)
-            name = self.line() or b""
-            await stream.send_all(b"\r\nhello " + name + b"\r\n")
-            if self.mode == "interactive":
-                with contextlib.suppress(trio.BrokenResourceError):
-                    while data := await stream.receive_some(1024):
-                        self.received += data
-
-    async def read_until(self, stream: trio.SocketStream, done: Callable[[], bool]) -> None:
-        with trio.fail_after(10):
-            while not done():
-                data = await stream.receive_some(1024)
-                if not data:
-                    break
-                self.received += data
-
-    def answers(self) -> int:
-        raw = bytes(self.received)
-        return sum(raw.count(bytes((IAC, command))) for command in (WILL, DO, 252, 254))
-
-    def line(self) -> bytes | None:
-        """The first line the client typed (ended by CR LF or CR NUL), if complete."""
-        text = self.text()
-        for end in (b"\r\n", b"\r\x00"):
-            if end in text:
-                return text.split(end)[0]
-        return None
-
-    def text(self) -> bytes:
-        """What the client typed, without its negotiation."""
-        raw = bytes(self.received)
-        for command in (WILL, DO, 252, 254):
-            for option in range(256):
-                raw = raw.replace(bytes((IAC, command, option)), b"")
-        while (start := raw.find(bytes((IAC, SB)))) >= 0 and (end := raw.find(bytes((IAC, SE)), start)) >= 0:
-            raw = raw[:start] + raw[end + 2 :]
-        return raw
-
-
-@contextlib.asynccontextmanager
-async def open_fake_telnetd(mode: str = "login") -> AsyncIterator[FakeTelnetd]:
-    server = FakeTelnetd(mode)
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, server.handle, 0, host="127.0.0.1"))
-        server.port = listeners[0].socket.getsockname()[1]
-        yield server
-        nursery.cancel_scope.cancel()
-
 
 @contextlib.contextmanager
 def pipe_with(data: bytes) -> Iterator[int]:
