@@ -10,9 +10,13 @@ from __future__ import annotations
 import argparse
 
 SHELLS = ("bash", "zsh", "fish")
+#: Options whose value is a path: completed with file names (or directory names).
+FILE_METAVARS = frozenset({"FILE", "NAME", "MANIFEST"})
+DIR_METAVARS = frozenset({"DIR"})
 
 
 def script(parser: argparse.ArgumentParser, shell: str) -> str:
+    _offer_help_topics(parser)
     if shell == "fish":
         return _fish(parser)
     from .errors import UsageError
@@ -24,7 +28,26 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
             f"--print-completion {shell} needs the shtab library",
             hint="pip install 'fetcher-rfc1738[completion]' (or: pip install shtab)",
         ) from None
+    for action in parser._actions:
+        if action.metavar in FILE_METAVARS:
+            action.complete = shtab.FILE  # type: ignore[attr-defined]
+        elif action.metavar in DIR_METAVARS:
+            action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
     return str(shtab.complete(parser, shell=shell))
+
+
+def _offer_help_topics(parser: argparse.ArgumentParser) -> None:
+    """`fetch --help <TAB>` offers the scheme pages.
+
+    Set on this parser only, which is built for printing the script: the
+    parser that reads a command line has no choices on --help, so
+    `fetch --help ftp://host/` (a URL's scheme) stays valid.
+    """
+    from .topics import TOPICS
+
+    for action in parser._actions:
+        if action.metavar == "TOPIC":
+            action.choices = ["schemes", *(scheme for topic in TOPICS for scheme in topic.schemes)]
 
 
 def _quote(text: str) -> str:
@@ -44,11 +67,14 @@ def _fish(parser: argparse.ArgumentParser) -> str:
             else:
                 parts.append(f"-s {option[1:]}")
         if action.nargs != 0:
-            parts.append("-r")
             if action.choices:
-                parts.append("-a " + _quote(" ".join(str(choice) for choice in action.choices)))
-            elif action.metavar in ("FILE", "DIR", "NAME", "MANIFEST"):
-                parts.append("-F")
+                parts.append("-x -a " + _quote(" ".join(str(choice) for choice in action.choices)))
+            elif action.metavar in FILE_METAVARS:
+                parts.append("-r -F")
+            elif action.metavar in DIR_METAVARS:
+                parts.append("-x -a '(__fish_complete_directories)'")
+            else:
+                parts.append("-x")  # a value to type (a number, a URL, ...): no file names
         if action.help:
             parts.append("-d " + _quote(" ".join(action.help.replace("%%", "%").split())))
         lines.append(" ".join(parts))

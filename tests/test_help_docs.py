@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -160,12 +161,39 @@ def test_completion_names_every_option(shell: str) -> None:
         assert subprocess.run([checker, "-n"], input=result.stdout, capture_output=True).returncode == 0
 
 
-def test_fish_completion_offers_choices_and_files() -> None:
+def test_fish_completion_offers_choices_topics_files_and_directories() -> None:
     script = run_fetch("--print-completion", "fish").stdout.decode()
-    assert "complete -c fetch -l layout -r -a 'flat tree' -d " in script
-    assert "complete -c fetch -l help -s h -r -a '" in script or "complete -c fetch -s h -l help" in script
-    assert re.search(r"complete -c fetch -s o -l output -r -F -d ", script)
-    assert re.search(r"complete -c fetch -s i -l input-file -r -F -d ", script)
+    assert "complete -c fetch -l layout -x -a 'flat tree' -d " in script
+    assert "complete -c fetch -s h -l help -x -a 'schemes ftp ftps http https gopher gophers news" in script
+    assert "complete -c fetch -s o -l output -r -F -d " in script
+    assert "complete -c fetch -s i -l input-file -r -F -d " in script
+    assert "complete -c fetch -s d -l directory -x -a '(__fish_complete_directories)' -d " in script
+    assert "complete -c fetch -l timeout -x -d " in script  # a number: no file names offered
+
+
+def bash_complete(script: Path, *words: str) -> list[str]:
+    """What bash offers for `words` (the last one being completed), from the generated script."""
+    line = " ".join(words)
+    program = (f'source {shlex.quote(str(script))}; COMP_WORDS=({" ".join(shlex.quote(w) for w in words)}); '
+               f"COMP_CWORD={len(words) - 1}; COMP_LINE={shlex.quote(line)}; COMP_POINT=${{#COMP_LINE}}; "
+               '_shtab_fetch; printf "%s\\n" "${COMPREPLY[@]}"')  # fmt: skip
+    result = subprocess.run(["bash", "-c", program], capture_output=True, timeout=60, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def test_bash_completion_completes_options_choices_and_help_topics(tmp_path: Path) -> None:
+    pytest.importorskip("shtab", reason="bash completion needs shtab (the completion extra)")
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    script = tmp_path / "fetch.bash"
+    script.write_bytes(run_fetch("--print-completion", "bash").stdout)
+    assert bash_complete(script, "fetch", "--lay") == ["--layout"]
+    assert bash_complete(script, "fetch", "--layout", "") == ["flat", "tree"]
+    assert bash_complete(script, "fetch", "--help", "go") == ["gopher", "gophers"]
+    assert "--print-completion" in bash_complete(script, "fetch", "--pr")
+    assert "_shtab_fetch__i_COMPGEN=_shtab_compgen_files" in script.read_text()
+    assert "_shtab_fetch__d_COMPGEN=_shtab_compgen_dirs" in script.read_text()
 
 
 # -- the checks catch an option added carelessly --------------------------------------------------------------
