@@ -111,6 +111,11 @@ def test_wheel_installs_in_a_fresh_venv_and_fetches(dist: Path, tmp_path: Path) 
     assert page.startswith(".TH FETCH 1 ") and "\\fB\\-\\-print\\-completion\\fR" in page
     printed = run(venv / "bin" / "fetch", "--man", cwd=tmp_path).stdout
     assert page.split("\n", 1)[1] == printed.split("\n", 1)[1]  # all but the .TH line's date
+    if shutil.which("man"):  # man-db looks in <dir>/../share/man for every <dir> on PATH
+        env = {key: value for key, value in os.environ.items() if key != "MANPATH"}
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        found = subprocess.run(["man", "-w", "fetch"], capture_output=True, text=True, env=env, timeout=60)
+        assert found.stdout.strip() == str(venv / "share" / "man" / "man1" / "fetch.1"), found
     assert fetcher.__version__ in version.stdout + version.stderr
 
     document = tmp_path / "hello.txt"
