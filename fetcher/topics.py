@@ -101,7 +101,7 @@ TOPICS: tuple[Topic, ...] = (
         "item's type, type 0 text (ending at the '.' line), 9/g/I and others binary. Type 7 is a search: the "
         "words come from the URL's %09 part or --query. The <gopher+_string> makes it a Gopher+ request "
         "(%09%09+ the item, %09%09! its attributes, %09%09$ a directory's); an ASK form is answered with "
-        "--form. Port 70.",
+        "--form. Port 70; gophers: is Gopher over TLS.",
         ("--query", "--form", "--strict", "--raw", "-r", "--allow-port"),
         (
             "fetch gopher://gopher.example.org/                 the root menu",
@@ -146,7 +146,7 @@ TOPICS: tuple[Topic, ...] = (
         ),
         "A native WAIS client (port 210): ?<search> (or --query) searches the database and lists the hits with "
         "score, size, type and headline, each with its document URL; /<wtype>/<wpath> retrieves that document "
-        "in --wais-chunk pieces. A database alone, without search words, says how to search it.",
+        "in --wais-chunk pieces. A database alone asks for search words on a terminal, else says how to search it.",
         ("--query", "--max-hits", "--wais-chunk", "-C", "-r"),
         (
             "fetch 'wais://wais.example.org/poetry?rose+garden'   search, list the hits",
