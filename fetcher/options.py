@@ -161,6 +161,9 @@ EXIT_CODES = (
     (141, "stdout closed by its reader (fetch URL | head)"),
 )
 
+#: The usage lines: the forms of the command, not its 90 options (they follow, grouped).
+USAGE = "fetch [options] URL...\n       fetch [options] -i FILE -d DIR\n       fetch --help [SCHEME]"
+
 DESCRIPTION = (
     "Retrieve RFC 1738 URLs: ftp, http(s), gopher(s), news, nntp(s), wais, prospero, file, telnet and mailto. "
     "A document goes to stdout (or -o FILE), a directory or menu is printed as a listing. "
@@ -209,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     exits = "".join(f"\n  {code:>3}  {meaning}" for code, meaning in EXIT_CODES)
     parser = _Parser(
         prog="fetch",
+        usage=USAGE,
         description=textwrap.fill(DESCRIPTION, 79),
         epilog=EXAMPLES + "\nexit codes:" + exits + "\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -109,6 +109,8 @@ def test_every_option_has_help_and_its_default_in_help() -> None:
 
 def test_help_is_grouped_by_purpose_and_ends_with_examples_and_exit_codes() -> None:
     text = run_fetch("--help").stdout.decode()
+    assert text.startswith("usage: fetch [options] URL...\n       fetch [options] -i FILE -d DIR\n"
+                           "       fetch --help [SCHEME]\n\nRetrieve RFC 1738 URLs")  # fmt: skip
     headings = re.findall(r"^(\S[^:\n]*):$", text, flags=re.MULTILINE)
     assert headings[:6] == ["positional arguments", "help", "output", "HTTP requests", "time limits and retries",
                             "safety and TLS"]  # fmt: skip
