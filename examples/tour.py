@@ -253,25 +253,24 @@ async def tour(root: Path, work: Path, ftp: int, web: int) -> None:
         wais_search = Step(["--links", f"{wais_url}/fruit?apples"], note="the first hit, retrieved")
         sections = [
             Section(f"FTP: pyftpdlib on port {ftp}", [
-                Step([f"{ftp_url}/pub/"], note="a listing: type, size, date, name"),
-                Step([f"{ftp_url}/pub/hello.txt"]),
+                Step([f"{ftp_url}/pub/", f"{ftp_url}/pub/hello.txt"],
+                     note="a listing (type, size, date, name), then a file: one login"),
             ]),
             Section(f"HTTP: the standard library's server on port {web}", [
                 Step(["-v", "-o", "hello.txt", f"{web_url}/pub/hello.txt"],
                      note="HTTP has no listings; the reply's headers carry the facts", shown=16),
-                Step(["-w", r"%{size} bytes in %{time_total} s, exit %{exit_code}\n", "-o", "readme.txt",
-                      f"{web_url}/README.txt"], note="facts about a retrieval, on stdout"),
-                Step([f"{web_url}/README.txt"]),
+                Step(["-w", r"%{size} bytes in %{time_total} s, exit %{exit_code}\n", f"{web_url}/README.txt"],
+                     note="a document, then -w's facts about it"),
             ]),
             Section(f"Gopher and Gopher+: tests/servers/gopher.py on port {gopher.port}", [
-                Step([f"{gopher_url}/"], note="a menu: each item's type"),
-                Step([f"{gopher_url}/1/plus%09%09$"], note="Gopher+ attributes: size, date, abstract"),
-                Step([f"{gopher_url}/0/about.txt"]),
-                Step([f"{gopher_url}/0/plus/poem.txt%09%09+"], note="a Gopher+ retrieval"),
+                Step([f"{gopher_url}/", f"{gopher_url}/1/plus%09%09$"],
+                     note="a menu (item types), then a Gopher+ one (size, date, abstract)"),
+                Step([f"{gopher_url}/0/about.txt", f"{gopher_url}/0/plus/poem.txt%09%09+"],
+                     note="a text, then a Gopher+ text"),
             ]),
             Section(f"NNTP: tests/servers/nntp.py on port {nntp.port}", [
-                Step([f"{nntp_url}/tour.announce"], note="a group: number, date, sender, subject"),
-                Step([f"{nntp_url}/tour.announce/2"]),
+                Step([f"{nntp_url}/tour.announce", f"{nntp_url}/tour.announce/2"],
+                     note="a group (size, number, subject, sender, date), then an article"),
                 Step(["--nntp-server", f"127.0.0.1:{nntp.port}", "news:*"], note="every group"),
             ]),
             Section(f"WAIS: tests/servers/wais.py on port {wais.port}", [
@@ -279,9 +278,9 @@ async def tour(root: Path, work: Path, ftp: int, web: int) -> None:
                 wais_search,
             ]),
             Section(f"Prospero: tests/servers/prospero.py on UDP port {prospero.port}", [
-                Step([f"{prospero_url}//pub"], note="a directory: name, type, target"),
-                Step(["--resolve-only", f"{prospero_url}//pub/hello.txt"], note="its access method, as a URL"),
-                Step([f"{prospero_url}//pub/hello.txt"], note="resolved and fetched over FTP"),
+                Step([f"{prospero_url}//pub", f"{prospero_url}//pub/hello.txt"],
+                     note="a directory, then a file: resolved, fetched over FTP"),
+                Step(["--resolve-only", f"{prospero_url}//pub/hello.txt"], note="the file's access method, as a URL"),
             ]),
             Section(f"Telnet: tests/servers/telnet.py on port {telnetd.port}", [
                 Step([telnet_url], note="by default: how to log in, no connection"),
@@ -289,8 +288,7 @@ async def tour(root: Path, work: Path, ftp: int, web: int) -> None:
                      note="a real session, typing 'guest'"),
             ]),
             Section("file: this machine", [
-                Step([f"file://{root}/pub/"], note="a listing"),
-                Step([f"file://{root}/README.txt"]),
+                Step([f"file://{root}/pub/", f"file://{root}/README.txt"], note="a listing, then a file"),
             ]),
             Section("mailto: nothing to retrieve", [Step(["mailto:tour@example.org"])]),
             Section("Many URLs at once, a mirror, and the guard", [

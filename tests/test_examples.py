@@ -187,7 +187,7 @@ async def test_tour(tmp_path: Path) -> None:
         "WAIS": [r"text  63  apples\.txt .* score \d+", r"orchard\.txt",
                  r"\| head -1\)\"    # the first hit, retrieved\n  Apples are red or green\."],
         "Prospero": [r"link       -  bbs        login as guest", r"\n  ftp://127\.0\.0\.1:\d+/pub/hello\.txt;type=a\n",
-                     r"resolved and fetched over FTP\n  Hello, world!\n"],
+                     r"login as guest\n  Hello, world!\n  \[exit 0\]"],
         "Telnet": [r"Suggested login: guest", r"Welcome to the tour BBS\.", r"\n  hello guest\n"],
         "file": [r"file +14  hello\.txt", r"\n  Welcome to the fetcher tour\.\n"],
         "mailto": [r"\n  mailto: tour@example\.org\n", r"there is nothing to retrieve"],
@@ -205,7 +205,7 @@ async def test_tour(tmp_path: Path) -> None:
     wrote = re.search(r"\nFiles the tour wrote: (.*)\n", out)
     assert wrote is not None
     files = {re.sub(r"_\d+/", "_PORT/", name) for name in wrote[1].split(", ")}
-    assert files == {"bulk/about.txt", "bulk/data.bin", "bulk/hello.txt", "hello.txt", "manifest.jsonl", "readme.txt",
+    assert files == {"bulk/about.txt", "bulk/data.bin", "bulk/hello.txt", "hello.txt", "manifest.jsonl",
                      "mirror/127.0.0.1_PORT/pub/data.bin", "mirror/127.0.0.1_PORT/pub/hello.txt",
                      "mirror/127.0.0.1_PORT/pub/index.listing.json",
                      "mirror/127.0.0.1_PORT/pub/notes/index.listing.json",
