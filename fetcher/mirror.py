@@ -24,7 +24,8 @@ retrieve; nothing here speaks a protocol.
   file saved with an ETag (kept in `DIR/.fetch-etags.jsonl`, fetcher.etags),
   If-None-Match; a 304 is "unchanged".
 - Items that cannot be mirrored (Gopher search, CSO and telnet items,
-  Prospero externals) are skipped with the reason.
+  Prospero externals, devices and FIFOs in FTP and file: listings) are
+  skipped with the reason.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ UNMIRRORABLE: dict[str, str] = {
     "cso": "a CSO phone-book item is interactive (not mirrored)",
     "telnet": "a telnet item is an interactive session (not mirrored)",
     "tn3270": "a tn3270 item is an interactive session (not mirrored)",
+    # Reading a FIFO blocks until someone writes to it; a device may never end.
+    "other": "not a regular file, directory or link (a device, FIFO or socket); not mirrored",
 }
 
 #: Seconds of slack when comparing a listing's time to a local file's (clock rounding).

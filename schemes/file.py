@@ -81,6 +81,8 @@ class Handler:
                 continue
             is_dir = stat.S_ISDIR(info.st_mode)
             kind = "directory" if is_dir else "link" if stat.S_ISLNK(info.st_mode) else "file"
+            if kind == "file" and not stat.S_ISREG(info.st_mode):
+                kind = "other"  # a device, FIFO or socket: -r does not read it (a FIFO would block)
             child = FileURL(scheme="file", host=url.host, path=base + name + ("/" if is_dir else ""), fragment=None)
             entries.append(
                 Entry(

@@ -310,3 +310,16 @@ def test_a_links_own_size_and_time_never_make_its_copy_unchanged(tmp_path: Path)
                   extra={"precision": "second", "target_facts": True})  # fmt: skip
     mirror.adopt(parent, url, asked)  # --ftp-facts: SIZE and MDTM answered for the target
     assert mirror.up_to_date(url, local)
+
+
+async def test_file_mirror_skips_a_fifo_instead_of_blocking_on_it(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "a.txt").write_bytes(b"a")
+    os.mkfifo(source / "pipe")  # opening it to read would wait for a writer forever
+    manifest = tmp_path / "m.jsonl"
+    code = await _bulk("-r", "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress",
+                       f"file://{source}/")  # fmt: skip
+    assert code == 0
+    skipped = [row for row in _records(manifest) if row["status"] == "skipped"]
+    assert [row["name"] for row in skipped] == ["pipe"] and "FIFO" in str(skipped[0]["reason"])
