@@ -102,6 +102,24 @@ def report(error: FetchError, url: str | None = None) -> None:
         sys.stderr.write(f"  hint: {safe_text(error.hint)}\n")
 
 
+def _current_stderr_handler() -> Any:
+    import logging
+
+    class CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+        """Writes to whatever `sys.stderr` is at the time: while a progress bar is drawn, rich's
+        proxy, which prints each line above the bar instead of through it."""
+
+        @property  # type: ignore[override]
+        def stream(self) -> Any:
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, value: Any) -> None:
+            pass
+
+    return CurrentStderr()
+
+
 def _install_logging(verbose: bool) -> Callable[[], None]:
     """Send fetcher's log lines to stderr through `SafeFormatter`; return a function that undoes it.
 
@@ -118,7 +136,7 @@ def _install_logging(verbose: bool) -> Callable[[], None]:
 
     from .text import SafeFormatter
 
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _current_stderr_handler()
     handler.setFormatter(SafeFormatter("%(message)s"))
     saved = []
     names = ("fetcher.trace", "fetcher") if verbose else ("fetcher",)

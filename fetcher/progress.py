@@ -142,7 +142,7 @@ class RichProgress(NoProgress):
         if self.growing and not self.finished:
             counts = f"{done}/{self.added} so far"
         else:
-            percent = 100.0 * done / self.added if self.added else 100.0
+            percent = 100.0 * done / self.added if self.added else 0.0
             counts = f"{done}/{self.added} {percent:3.0f}%"
         byte_task = self._progress.tasks[self._bytes]
         received = int(byte_task.completed)

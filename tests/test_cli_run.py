@@ -7,6 +7,7 @@ reads from the pty master is what a person would see.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,11 @@ async def test_bulk_progress_with_verbose_prints_a_line_per_finished_file(
     for number in range(3):
         assert f"fetch: ok {urls[number]} -> {out / f'f{number}.txt'} (7000 bytes)" in text
     assert f"fetch: skipped {urls[0]}: duplicate of the command line" in text
+    # The -v protocol trace is printed above the bar, never into it.
+    assert "> GET /f1.txt HTTP/1.1\r\n" in text
+    for line in text.replace("\r", "\n").split("\n"):
+        if "URLs " in line:
+            assert line.startswith("URLs ") and re.search(r"(\d:\d\d:\d\d|-:--:--)( left)?\s*$", line), line
     assert_ends_cleanly(terminal)
 
 
