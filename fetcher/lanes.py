@@ -204,6 +204,10 @@ class Lanes:
 
     async def idle(self, key: Hashable) -> bool:
         """Wait for URLs of `key`; False when the worker should retire instead."""
+        if self.job_limit.statistics().tasks_waiting:
+            # The feeder waits for a job slot (another key's worker, a task-path URL): an idle
+            # worker gives its slot up, or with -j 1 the run would wait for ever.
+            return False
         event, verdict = anyio.Event(), [False]
         self._idle.setdefault(key, []).append((event, verdict))
         await event.wait()

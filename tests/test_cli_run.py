@@ -119,6 +119,21 @@ async def test_mirror_progress_shows_what_is_known_so_far_and_no_estimate(tmp_pa
     assert_ends_cleanly(terminal)
 
 
+async def test_one_job_at_a_time_retrieves_every_url(
+    server: HTTPTestServer, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """-j 1: an idle HTTP lane worker gives its one job slot up for the next host (it used to wait for ever)."""
+    other = HTTPTestServer()
+    await nursery.start(other.serve)
+    other.add("/g.txt", b"other host\n")
+    urls = [server.url("/f1.txt"), server.url("/f2.txt"), other.url("/g.txt"), server.url("/f3.txt")]
+    result = await trio.to_thread.run_sync(
+        lambda: run_fetch("-j", "1", "-d", str(tmp_path / "out"), *urls, env=NO_PROXY_ENV, timeout=30)
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["f1.txt", "f2.txt", "f3.txt", "g.txt"]
+
+
 # -- --limit-rate ------------------------------------------------------------------------------------------
 
 
