@@ -77,6 +77,20 @@ async def test_unreachable_ftp_archive_falls_back_to_prospero_contents(tmp_path:
     assert only.returncode == 6
 
 
+async def test_an_archive_that_refuses_the_login_falls_back_too(tmp_path: Path) -> None:
+    from tests.servers.ftp_fake import FakeFtpServer, Faults
+    from tests.servers.ftp_fake import serving as ftp_serving
+
+    refusing = Faults(replies={"PASS": [b"530 Login incorrect."]})
+    archive = FakeFtpServer({"/pub/file.txt": b"never served"}, faults=refusing)
+    async with ftp_serving(archive), serve_prospero(unreachable_tree(archive.port)) as server:
+        got = await fetch_cli("-o", str(tmp_path / "file.txt"), f"prospero://127.0.0.1:{server.port}//pub/file.txt")
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "file.txt").read_bytes() == BYTES
+    assert [commands[:2] for commands in archive.sessions] == [["USER anonymous", "PASS anonymous@"]]
+    assert "trying PROSPERO-CONTENTS" in got.stderr.decode()
+
+
 async def test_a_mirror_gets_the_bytes_through_prospero_contents_when_the_archive_is_down(tmp_path: Path) -> None:
     port = dead_port()
     aftp = ["AFTP", "INTERNET-D", f"127.0.0.1({port})", "ASCII", "/pub/file.txt", "BINARY"]
