@@ -8,22 +8,19 @@ guarded `connect`, the shared pool, credentials, a way to ask the user, and
 from __future__ import annotations
 
 import logging
-import netrc
 import os
 import random
 import ssl
+import sys
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-
-from . import guard, tap
-from .batch import FetchAll
+from . import aio, guard
 from .errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
 from .net import Budget, Connection, current_budget, open_connection, trace
 from .pool import Pool
@@ -33,6 +30,12 @@ from .resource import Advisory, Entry, Resource
 from .settings import BULK_SPEED_LIMIT, Settings
 from .sink import Download, partial_size, save
 from .url import URL, parse_url, redact
+
+if TYPE_CHECKING:
+    import netrc
+
+    from . import tap
+    from .batch import FetchAll
 
 log = logging.getLogger("fetcher")
 T = TypeVar("T")
@@ -44,6 +47,18 @@ Origin = tuple[str, str, "int | None"]
 _bulk_user_origin: ContextVar[Origin | None] = ContextVar("fetcher_bulk_user_origin", default=None)
 #: True in the worker tasks of `fetch_all` (the low-speed rule is on by default there).
 _bulk_run: ContextVar[bool] = ContextVar("fetcher_bulk_run", default=False)
+
+
+def _start_tap(url: URL) -> tap.Tap | None:
+    """The archive tap of a retrieval starting now, or None when nothing records.
+
+    Only `fetcher.tap.recording` makes something record, and it lives in that
+    module: while the module is not even imported (every run without
+    --warc-file) there is nothing to ask, and its imports (json among them)
+    stay out of a plain fetch's start-up.
+    """
+    module = sys.modules.get("fetcher.tap")
+    return module.start(url.redacted(), url.scheme) if module is not None else None
 
 
 class Session:
@@ -127,7 +142,7 @@ class Session:
         asker = self.settings.prompt
         if asker is None:
             return None
-        return await anyio.to_thread.run_sync(asker, prompt, secret)
+        return await aio.run_sync(asker, prompt, secret)
 
     async def follow(
         self, target: URL | str, *, reason: str = "redirect", schemes: frozenset[str] = frozenset()
@@ -155,7 +170,7 @@ class Session:
 async def _settle_failed_tap(failed: tap.Tap, error: BaseException) -> None:
     """A retrieval the server refused is archived (an HTTP error page; the dialogue of an FTP 550); others are not."""
     if isinstance(error, FetchError) and (failed.answered or isinstance(error, (NotFound, AuthError))):
-        with anyio.CancelScope(shield=True):
+        with aio.cancel_scope(shield=True):
             await failed.commit()
     else:
         failed.discard()
@@ -228,7 +243,7 @@ class Client:
         await self.aclose()
 
     async def aclose(self) -> None:
-        with anyio.CancelScope(shield=True):
+        with aio.cancel_scope(shield=True):
             await self.pool.aclose()
 
     # -- shared resources -------------------------------------------------
@@ -245,6 +260,8 @@ class Client:
     def netrc_credentials(self, host: str) -> tuple[str, str | None] | None:
         if not self.settings.use_netrc:
             return None
+        import netrc
+
         if self._netrc is False:
             path = self.settings.netrc_file or os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
             try:
@@ -277,7 +294,7 @@ class Client:
         if user_origin is None:
             user_origin = _bulk_user_origin.get()
         session = Session(self, url, offset=offset, hops=hops, origin=origin, user_origin=user_origin)
-        session.tap = tap.start(url.redacted(), url.scheme)
+        session.tap = _start_tap(url)
         try:
             resource = await handler.open(url, session)
         except BaseException as error:
@@ -317,7 +334,7 @@ class Client:
         try:
             # The scope is the backstop for waits outside `Connection` reads
             # (name lookup, UDP exchanges); those raise the same Timeout themselves.
-            with anyio.CancelScope(deadline=budget.deadline) as scope:
+            with aio.cancel_scope(deadline=budget.deadline) as scope:
                 if redirect is None:
                     resource = await self._open(url, offset=offset)
                 else:  # the lane read the redirect; follow it as the handler would have
@@ -421,6 +438,8 @@ class Client:
         -u credentials belong to the origin of the first URL; other origins
         get their own netrc entry or none (`location_trusted` lifts this).
         """
+        from .batch import FetchAll  # only bulk runs need it (and anyio's memory streams): not at startup
+
         return FetchAll(
             self,
             urls,
@@ -492,7 +511,7 @@ class Client:
                 if time.monotonic() + delay > deadline:
                     raise
                 log.info("retrying %s in %.2f s after: %s", url, delay, error)
-                await anyio.sleep(delay)
+                await aio.sleep(delay)
 
 
 async def fetch(url: URL | str, **settings: Any) -> Fetched:

@@ -13,6 +13,7 @@ import logging
 import math
 import socket
 import ssl
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -20,8 +21,8 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.tls import TLSAttribute, TLSStream
 
+from . import aio
 from .errors import ConnectError, LimitExceeded, ProtocolError, Timeout, UnsafeURL
 from .guard import DEFAULT_POLICY, Policy, check_port
 from .text import escape
@@ -39,9 +40,9 @@ class TooSlow(Exception):
 
 
 @contextmanager
-def fail_at(deadline: float) -> Iterator[anyio.CancelScope]:
+def fail_at(deadline: float) -> Iterator[aio.Scope]:
     """Cancel the block at `deadline` (anyio.current_time clock) and raise TooSlow."""
-    with anyio.CancelScope(deadline=deadline) as scope:
+    with aio.cancel_scope(deadline=deadline) as scope:
         yield scope
     if scope.cancelled_caught:
         raise TooSlow
@@ -49,12 +50,12 @@ def fail_at(deadline: float) -> Iterator[anyio.CancelScope]:
 
 def fail_after(seconds: float) -> Any:
     """`fail_at` counted from now."""
-    return fail_at(anyio.current_time() + seconds)
+    return fail_at(aio.current_time() + seconds)
 
 
-def move_on_at(deadline: float) -> anyio.CancelScope:
+def move_on_at(deadline: float) -> aio.Scope:
     """A cancel scope that ends the block silently at `deadline`."""
-    return anyio.CancelScope(deadline=deadline)
+    return aio.cancel_scope(deadline=deadline)
 
 
 class _Redact(logging.Filter):
@@ -91,7 +92,7 @@ class Budget:
         self.url = url
         self.max_time = max_time
         #: anyio.current_time() at which the whole URL must be done (inf: no bound).
-        self.deadline = anyio.current_time() + max_time if max_time else math.inf
+        self.deadline = aio.current_time() + max_time if max_time else math.inf
         self.speed_limit = speed_limit
         self.speed_time = speed_time
         self._waited = 0.0
@@ -190,6 +191,12 @@ async def open_connection(
     return connection
 
 
+def _is_tls(stream: object) -> bool:
+    # anyio's TLS module (5 ms of imports) is loaded by the first TLS handshake: before it, no stream is TLS.
+    tls = sys.modules.get("anyio.streams.tls")
+    return tls is not None and isinstance(stream, tls.TLSStream)
+
+
 class Connection:
     """A byte stream with a read buffer, per-operation timeouts and a trace."""
 
@@ -213,11 +220,15 @@ class Connection:
 
     @property
     def is_tls(self) -> bool:
-        return isinstance(self.stream, TLSStream)
+        return _is_tls(self.stream)
 
     @property
     def tls_session(self) -> ssl.SSLSession | None:
         """The TLS session of this connection (to resume on another), or None."""
+        if not self.is_tls:
+            return None
+        from anyio.streams.tls import TLSAttribute
+
         ssl_object = self.stream.extra(TLSAttribute.ssl_object, None)
         return ssl_object.session if ssl_object is not None else None
 
@@ -242,6 +253,8 @@ class Connection:
         # standard_compatible=False is trio's https_compatible=True: a server
         # closing without close_notify ends the stream instead of breaking it
         # (HTTP/1.0 bodies delimited by the close do that).
+        from anyio.streams.tls import TLSStream
+
         try:
             with fail_after(self.timeout):
                 tls_stream = await TLSStream.wrap(
@@ -437,7 +450,7 @@ class Connection:
                     pass
 
     async def send_eof(self) -> None:
-        if isinstance(self.stream, TLSStream):
+        if self.is_tls:
             return  # TLS has no half-close
         try:
             await self.stream.send_eof()

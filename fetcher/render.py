@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -140,6 +139,8 @@ def listing_lines(entries: Iterable[Entry], form: str = "table") -> Iterator[str
 
 
 def _json_row(entry: Entry) -> str:
+    import json  # only --json needs it (not imported for a plain fetch: issue 17)
+
     row = entry.as_dict()
     if row.get("url"):
         row["url"] = mask_secrets(row["url"])
@@ -166,6 +167,8 @@ def advisory_text(advisory: Advisory) -> str:
 
 
 def advisory_json(advisory: Advisory) -> str:
+    import json
+
     data: dict[str, Any] = {"title": advisory.title, "text": advisory.text, **advisory.fields}
     if isinstance(data.get("url"), str):
         data["url"] = mask_secrets(data["url"])

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
-
+from . import aio
 from .errors import TooLarge
 from .net import Budget, current_budget
 from .url import URL
@@ -149,7 +148,7 @@ class Resource:
             # backstop for bodies that do not come through a `Connection`.
             token = current_budget.set(budget) if budget is not None else None
             try:
-                with anyio.CancelScope(deadline=budget.deadline if budget is not None else math.inf) as scope:
+                with aio.cancel_scope(deadline=budget.deadline if budget is not None else math.inf) as scope:
                     chunk = await body.__anext__()
             except StopAsyncIteration:
                 if tap is not None:
@@ -213,8 +212,8 @@ async def _pace(seconds: float, budget: Budget | None) -> None:
     """Wait before the next read (--limit-rate), still within --max-time."""
     if seconds <= 0:
         return
-    with anyio.CancelScope(deadline=budget.deadline if budget is not None else math.inf) as scope:
-        await anyio.sleep(seconds)
+    with aio.cancel_scope(deadline=budget.deadline if budget is not None else math.inf) as scope:
+        await aio.sleep(seconds)
     if scope.cancelled_caught:
         assert budget is not None
         raise budget.expired()
@@ -223,7 +222,7 @@ async def _pace(seconds: float, budget: Budget | None) -> None:
 async def _settle_tap(tap: Tap, resource: Resource) -> None:
     """Archive a retrieval that completed (a document read to its end); forget one that did not."""
     if resource.kind != "document" or tap.complete:
-        with anyio.CancelScope(shield=True):
+        with aio.cancel_scope(shield=True):
             await tap.commit(resource)
     else:
         tap.discard()

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import anyio
 
+from . import aio
 from .errors import OutputError, ProtocolError
 from .resource import Resource
 from .text import TerminalText
@@ -368,31 +369,31 @@ async def save(
                 # A thread hop costs more than writing a few KiB (measured:
                 # 2000 x 4 KiB bulk, 1.4 s with a hop per file).
                 part.write_all(buffered, target, modified, True)
-                await anyio.lowlevel.checkpoint()
+                await aio.checkpoint()
             else:
-                await anyio.to_thread.run_sync(part.write_all, buffered, target, modified, True)
+                await aio.run_sync(part.write_all, buffered, target, modified, True)
             return _download(resource, target, written, part, start)
         # Large bodies: a writer task drains batches while the loop receives.
-        await anyio.to_thread.run_sync(part.open)
+        await aio.run_sync(part.open)
         opened = True
         written += await _stream(body, part, buffered, on_chunk)
         _check_length(resource, written)
-        await anyio.to_thread.run_sync(part.finish, target, modified)
+        await aio.run_sync(part.finish, target, modified)
         opened = False
         return _download(resource, target, written, part, start)
     except BaseException as error:
         if buffered and not opened and not isinstance(error, OutputError) and in_place is None:
             # Keep what arrived, for -C/--continue (unless the disk is what failed).
-            with anyio.CancelScope(shield=True):
+            with aio.cancel_scope(shield=True):
                 try:
-                    await anyio.to_thread.run_sync(part.write_all, buffered, target, modified, False)
+                    await aio.run_sync(part.write_all, buffered, target, modified, False)
                 except OutputError:
                     pass
         raise
     finally:
         if opened:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(part._quiet_close)
+            with aio.cancel_scope(shield=True):
+                await aio.run_sync(part._quiet_close)
 
 
 async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Callable[[int], None] | None) -> int:

@@ -12,8 +12,7 @@ import stat
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-import anyio
-
+from fetcher import aio
 from fetcher.client import Session
 from fetcher.errors import AuthError, NotFound, UsageError
 from fetcher.resource import Entry, Resource
@@ -104,6 +103,6 @@ async def _read(handle: object) -> AsyncIterator[bytes]:
             if not chunk:
                 return
             yield chunk
-            await anyio.lowlevel.checkpoint()
+            await aio.checkpoint()
     finally:
         file.close()  # type: ignore[attr-defined]

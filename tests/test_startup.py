@@ -3,7 +3,9 @@
 Python's own import log (`python -X importtime`) of
 the real `fetch` process names every module it loaded; a heavy module that a
 command does not need fails the test, whatever the machine's speed (no timing
-is asserted).
+is asserted).  Modules the bare interpreter already loads (`python -c pass`:
+`site` and whatever `.pth` files the environment has) are not fetcher's doing
+and are left out.
 """
 
 from __future__ import annotations
@@ -14,19 +16,43 @@ import sys
 from pathlib import Path
 
 import pytest
+import trio
 
 from tests.conftest import ROOT
+from tests.servers.http_server import HTTPTestServer
 
 #: Never needed to print the version or copy a file: URL.
 HEAVY = ("rich", "h11", "httptools", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib",
-         "OpenSSL", "trustme", "numpy", "schemes.http", "schemes.ftp", "fetcher.progress")  # fmt: skip
+         "OpenSSL", "trustme", "numpy", "schemes.http", "schemes.ftp", "fetcher.progress",
+         # Bulk runs only (-i, -d, several jobs): the batch and anyio's memory streams.
+         "fetcher.batch", "fetcher.bulk", "anyio.streams",
+         # anyio's trio backend (12 ms): a URL that opens no socket runs on trio's own calls (fetcher.aio).
+         "anyio._backends",
+         # --warc-file only: the archive tap (and its json), the recorder.
+         "fetcher.tap", "fetcher.warc", "json",
+         # Only when a URL has a host to look up in ~/.netrc, or other schemes.
+         "netrc", "certifi", "idna.uts46data", "schemes.gopher", "schemes.nntp", "schemes.wais",
+         "schemes.prospero", "schemes.telnet", "fetcher.mirror", "fetcher.cluster")  # fmt: skip
+
+#: A plain http: fetch needs HTTP, sockets and anyio's backend, and still none of these.
+HEAVY_FOR_HTTP = ("rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
+                  "trustme", "numpy", "certifi", "schemes.ftp", "schemes.gopher", "schemes.nntp", "schemes.wais",
+                  "schemes.prospero", "schemes.telnet", "fetcher.progress", "fetcher.batch", "fetcher.bulk",
+                  "fetcher.mirror", "fetcher.cluster", "fetcher.warc")  # fmt: skip
 
 
 def run_logged(*args: str) -> subprocess.CompletedProcess[bytes]:
     """The real `fetch` command under `python -X importtime`."""
-    env = dict(os.environ, NETRC=str(ROOT / "tests" / "no-such-netrc"))
+    env = dict(os.environ, NETRC=str(ROOT / "tests" / "no-such-netrc"), http_proxy="", HTTP_PROXY="", all_proxy="",
+               ALL_PROXY="")  # fmt: skip
     argv = [sys.executable, "-X", "importtime", "-m", "fetcher", *args]
     return subprocess.run(argv, capture_output=True, timeout=60, env=env)
+
+
+def interpreter_modules() -> set[str]:
+    """What the bare interpreter imports in this environment (site, .pth files): not fetcher's doing."""
+    result = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, timeout=60)
+    return imported(result.stderr)
 
 
 def imported(stderr: bytes) -> set[str]:
@@ -40,8 +66,9 @@ def imported(stderr: bytes) -> set[str]:
     return names
 
 
-def heavy_in(names: set[str]) -> list[str]:
-    return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in HEAVY))
+def heavy_in(names: set[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    names = names - interpreter_modules()
+    return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in heavy))
 
 
 def test_import_log_is_parsed() -> None:
@@ -49,6 +76,7 @@ def test_import_log_is_parsed() -> None:
     log = b"import time: self [us] | cumulative | imported package\nimport time:  5 |  9 |   h11._util\n"
     assert imported(log) == {"h11._util"}
     assert heavy_in({"h11._util", "trio", "richer"}) == ["h11._util"]
+    assert heavy_in({"anyio._backends._trio", "anyio"}) == ["anyio._backends._trio"]
 
 
 def test_version_imports_nothing_heavy() -> None:
@@ -75,3 +103,16 @@ def test_file_fetch_imports_nothing_heavy(tmp_path: Path, output: str) -> None:
     names = imported(result.stderr)
     assert "fetcher.client" in names  # the log covers the retrieval itself
     assert heavy_in(names) == []
+
+
+async def test_http_fetch_imports_only_what_http_needs(nursery: trio.Nursery, tmp_path: Path) -> None:
+    server = HTTPTestServer()
+    await nursery.start(server.serve)
+    server.add("/small.txt", b"small\n", content_type="text/plain")
+    target = tmp_path / "small.txt"
+    result = await trio.to_thread.run_sync(lambda: run_logged("-o", str(target), server.url("/small.txt")))
+    assert result.returncode == 0, result.stderr[-500:]
+    assert target.read_bytes() == b"small\n"
+    names = imported(result.stderr)
+    assert "schemes.http.handler" in names  # the log covers the retrieval itself
+    assert heavy_in(names, HEAVY_FOR_HTTP) == []
