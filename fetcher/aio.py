@@ -16,6 +16,7 @@ TLS streams, task groups, channels) keeps using anyio.
 from __future__ import annotations
 
 import math
+import socket
 from collections.abc import Callable
 from types import TracebackType
 from typing import Protocol, TypeVar
@@ -99,3 +100,28 @@ async def run_sync(function: Callable[..., T], *args: object) -> T:
     import anyio.to_thread
 
     return await anyio.to_thread.run_sync(function, *args)
+
+
+async def wait_readable(sock: socket.socket) -> None:
+    if on_trio():
+        import trio
+
+        await trio.lowlevel.wait_readable(sock)
+        return
+    import anyio
+
+    await anyio.wait_readable(sock)
+
+
+async def recv_into(sock: socket.socket, view: memoryview) -> int:
+    """One read of a non-blocking socket into `view`: the count (0 at end of stream).
+
+    A cancellation point before the read, never after it, so a cancelled
+    read has taken nothing from the socket (trio's own recv keeps the same rule).
+    """
+    await checkpoint()
+    while True:
+        try:
+            return sock.recv_into(view)
+        except BlockingIOError:
+            await wait_readable(sock)

@@ -214,6 +214,7 @@ class Connection:
         self._deadline_mark = 0
         self._deadline_what = ""
         self._received = 0
+        self._socket: socket.socket | None = None
 
     def __repr__(self) -> str:
         return f"<Connection {self.host}:{self.port}>"
@@ -299,7 +300,54 @@ class Connection:
         low-speed rule would fail.
         """
         budget = current_budget.get()
-        started = anyio.current_time()
+        started = aio.current_time()
+        until, why = self._read_until(budget, started)
+        try:
+            with fail_at(until):
+                data = bytes(await self.stream.receive(max_bytes))
+        except anyio.EndOfStream:
+            data = b""
+        except TooSlow:
+            raise self._read_too_slow(budget, why, doing) from None
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
+            raise self._broken(error) from None
+        self._count(len(data), budget, started)
+        return data
+
+    async def receive_into(self, view: memoryview) -> int:
+        """Like `receive_some`, into `view`: the count, 0 at end of stream (no bytes object per read).
+
+        Under the same timeouts and rules as every read; only for a plain TCP
+        stream (not `is_tls`), whose socket it reads directly.
+        """
+        if self._buffer:
+            count = min(len(view), len(self._buffer))
+            view[:count] = self._buffer[:count]
+            del self._buffer[:count]
+            return count
+        if self._eof:
+            return 0
+        if self.is_tls or not aio.on_trio():  # TLS, or asyncio's transport reading the socket itself
+            data = await self._receive(len(view), "receiving")
+            view[: len(data)] = data
+            return len(data)
+        if self._socket is None:
+            self._socket = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        budget = current_budget.get()
+        started = aio.current_time()
+        until, why = self._read_until(budget, started)
+        try:
+            with fail_at(until):
+                count = await aio.recv_into(self._socket, view)
+        except TooSlow:
+            raise self._read_too_slow(budget, why, "receiving") from None
+        except OSError as error:
+            raise self._broken(error) from None
+        self._count(count, budget, started)
+        return count
+
+    def _read_until(self, budget: Budget | None, started: float) -> tuple[float, str]:
+        """When a read starting now must end, and why: silence, `within`, --max-time or the low-speed rule."""
         until, why = started + self.timeout, "silent"
         if self._deadline is not None and self._deadline < until:
             until, why = self._deadline, "deadline"
@@ -309,33 +357,32 @@ class Connection:
             speed = budget.speed_deadline(started)
             if speed < until:
                 until, why = speed, "speed"
-        try:
-            with fail_at(until):
-                data = bytes(await self.stream.receive(max_bytes))
-        except anyio.EndOfStream:
-            data = b""
-        except TooSlow:
-            if budget is not None and why == "max_time":
-                raise budget.expired() from None
-            if budget is not None and why == "speed":
-                raise budget.too_slow() from None
-            if why == "deadline" and self._received > self._deadline_mark:
-                raise Timeout(
-                    f"{self.host}:{self.port} did not finish {self._deadline_what}",
-                    hint="the server sends too slowly; raise --timeout if it is just slow",
-                ) from None
-            raise self._timed_out(doing) from None
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
-            raise ProtocolError(
-                f"connection to {self.host}:{self.port} broke: {error.__cause__ or error}",
-                hint="the server reset the connection; try again",
-            ) from None
-        self._received += len(data)
+        return until, why
+
+    def _read_too_slow(self, budget: Budget | None, why: str, doing: str) -> Timeout:
+        if budget is not None and why == "max_time":
+            return budget.expired()
+        if budget is not None and why == "speed":
+            return budget.too_slow()
+        if why == "deadline" and self._received > self._deadline_mark:
+            return Timeout(
+                f"{self.host}:{self.port} did not finish {self._deadline_what}",
+                hint="the server sends too slowly; raise --timeout if it is just slow",
+            )
+        return self._timed_out(doing)
+
+    def _broken(self, error: BaseException) -> ProtocolError:
+        return ProtocolError(
+            f"connection to {self.host}:{self.port} broke: {error.__cause__ or error}",
+            hint="the server reset the connection; try again",
+        )
+
+    def _count(self, received: int, budget: Budget | None, started: float) -> None:
+        self._received += received
         if budget is not None:
-            budget.account(len(data), anyio.current_time() - started)
-        if not data:
+            budget.account(received, aio.current_time() - started)
+        if not received:
             self._eof = True
-        return data
 
     async def receive_some(self, max_bytes: int = RECEIVE_SIZE) -> bytes:
         """Up to max_bytes; b"" at end of stream."""

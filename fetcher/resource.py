@@ -6,7 +6,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
 from . import aio
 from .errors import TooLarge
@@ -78,6 +78,16 @@ class Advisory:
 
 
 Closer = Callable[[], Awaitable[None]]
+
+
+@runtime_checkable
+class DirectBody(Protocol):
+    """A body that can also fill a caller's buffer (an FTP RETR in image mode, see `Resource.readinto`)."""
+
+    @property
+    def direct(self) -> bool: ...
+
+    async def readinto(self, view: memoryview) -> int: ...
 
 
 class Resource:
@@ -180,6 +190,51 @@ class Resource:
                 piece = chunk[start : start + step] if len(chunk) > step else chunk
                 await _pace(rate.delay(len(piece)), budget)
                 yield piece
+
+    @property
+    def direct(self) -> bool:
+        """True when `readinto` may be used instead of iteration.
+
+        The handler's body fills a caller's buffer itself (a plain byte stream:
+        no decoding, no TLS) and nothing needs to see each chunk (no archive
+        tap, no --limit-rate); the body has not been iterated.
+        """
+        body = self._body
+        return (
+            isinstance(body, DirectBody)
+            and body.direct
+            and self.tap is None
+            and self.rate is None
+            and self.kind == "document"
+        )
+
+    async def readinto(self, view: memoryview) -> int:
+        """Fill `view` with the next bytes of the body (only when `direct`); 0 at its end.
+
+        The same rules as iteration: the read runs under this resource's time
+        rules, and the bytes count against --max-size before the caller sees them.
+        """
+        body = cast(DirectBody, self._body)  # the caller asked `direct` first
+        budget = self.budget
+        token = current_budget.set(budget) if budget is not None else None
+        try:
+            with aio.cancel_scope(deadline=budget.deadline if budget is not None else math.inf) as scope:
+                count = await body.readinto(view)
+        finally:
+            if token is not None:
+                current_budget.reset(token)
+        if scope.cancelled_caught:
+            assert budget is not None
+            raise budget.expired()
+        self.bytes_read += count
+        limit = self.max_size
+        if limit is not None and self.bytes_read > limit:
+            raise TooLarge(
+                f"the body is larger than the limit of {limit} bytes",
+                hint="raise --max-size if you expected this",
+                url=str(self.url),
+            )
+        return count
 
     async def read(self) -> bytes:
         """The whole body in memory; use iteration for large documents."""

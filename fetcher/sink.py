@@ -173,6 +173,19 @@ class _PartFile:
         except OSError as error:
             raise output_error(error, self.where) from None
 
+    def write_view(self, view: memoryview, count: int) -> None:
+        """The first `count` bytes of a reused buffer, straight to the file descriptor (the direct path)."""
+        assert self.sink is not None and self.terminal is None
+        data = view[:count]
+        try:
+            fd = self.sink.fileno()
+            while data:
+                data = data[os.write(fd, data) :]
+        except OSError as error:
+            raise output_error(error, self.where) from None
+        if self.digest is not None:
+            self.digest.update(view[:count])
+
     def close(self) -> None:
         if self.sink is not None:
             sink, self.sink = self.sink, None
@@ -351,8 +364,22 @@ async def save(
     written = start
     buffered: list[bytes] = []
     buffered_size = 0
-    body = resource.__aiter__()
     opened = False
+    if resource.direct and in_place is None and resource.size is not None and resource.size - start > SMALL_BODY:
+        # A large plain download: straight into reused buffers (see _receive_direct).
+        try:
+            await aio.run_sync(part.open)
+            opened = True
+            written += await _receive_direct(resource, part, on_chunk)
+            _check_length(resource, written)
+            await aio.run_sync(part.finish, target, modified)
+            opened = False
+            return _download(resource, target, written, part, start)
+        finally:
+            if opened:
+                with aio.cancel_scope(shield=True):
+                    await aio.run_sync(part._quiet_close)
+    body = resource.__aiter__()
     try:
         # Small bodies: gather everything, then one thread hop does it all.
         async for chunk in body:
@@ -441,6 +468,70 @@ async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Call
             with anyio.CancelScope(shield=True):
                 if batch and not broken:
                     await send.send(batch)
+    if broken:
+        raise broken[0]
+    if failure is not None:
+        raise failure
+    return total
+
+
+#: The direct path's buffers: one being filled from the socket while the others wait for or are in the writer thread.
+DIRECT_BUFFER = 1 << 20
+DIRECT_BUFFERS = 3
+
+
+async def _receive_direct(resource: Resource, part: _PartFile, on_chunk: Callable[[int], None] | None) -> int:
+    """Read the body into preallocated buffers (`Resource.readinto`) while a writer task writes the full ones.
+
+    No bytes object, list or generator step per read: the socket fills a
+    buffer, a worker thread writes it with os.write, and the buffer comes
+    back for the next read.  As in `_stream`, whatever arrived before a
+    failure or a cancellation is written to the `.part` file first.
+    """
+    free_send, free_receive = anyio.create_memory_object_stream[memoryview](DIRECT_BUFFERS)
+    full_send, full_receive = anyio.create_memory_object_stream[tuple[memoryview, int]](DIRECT_BUFFERS)
+    for _ in range(DIRECT_BUFFERS):
+        free_send.send_nowait(memoryview(bytearray(DIRECT_BUFFER)))
+    total = 0
+    failure: BaseException | None = None
+    broken: list[OutputError] = []
+
+    async def writer() -> None:
+        with anyio.CancelScope(shield=True):  # the disk always gets what arrived
+            async with full_receive:
+                async for view, count in full_receive:
+                    if not broken:
+                        try:
+                            await aio.run_sync(part.write_view, view, count)
+                        except OutputError as error:  # disk full: stop receiving, report it
+                            broken.append(error)
+                    free_send.send_nowait(view)
+
+    async with anyio.create_task_group() as nursery:
+        nursery.start_soon(writer)
+        async with full_send:
+            filled = 0
+            buffer: memoryview | None = None
+            try:
+                while not broken:
+                    buffer, filled = await free_receive.receive(), 0
+                    while filled < DIRECT_BUFFER:
+                        count = await resource.readinto(buffer[filled:])
+                        if not count:
+                            break
+                        filled += count
+                        total += count
+                        if on_chunk is not None:
+                            on_chunk(count)
+                    # Never blocks (as many places as buffers) and is no cancellation point: no buffer is lost.
+                    full_send.send_nowait((buffer, filled))
+                    buffer = None
+                    if filled < DIRECT_BUFFER:
+                        break  # the end of the body
+            except BaseException as error:
+                failure = error
+            if buffer is not None and filled and not broken:
+                full_send.send_nowait((buffer, filled))
     if broken:
         raise broken[0]
     if failure is not None:

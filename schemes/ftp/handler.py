@@ -20,8 +20,8 @@ from typing import TypeVar
 
 from fetcher import tap as archive
 from fetcher.client import Session
-from fetcher.errors import AuthError, LimitExceeded, ProtocolError, TransientError, UsageError
-from fetcher.net import Connection, trace
+from fetcher.errors import AuthError, LimitExceeded, ProtocolError, UsageError
+from fetcher.net import trace
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.url import URL, FtpURL
 
@@ -29,6 +29,7 @@ from .control import Control, StaleControl, transient_from
 from .data import AsciiDecoder, HeldEntries, LineBatches, NameParser
 from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
 from .replies import BadReply, Reply, error_for, parse_mdtm, parse_pwd, parse_size
+from .retr import RetrBody
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"
@@ -239,7 +240,7 @@ class Handler:
         final = None if reply.preliminary else reply
         decoder = AsciiDecoder() if code == "A" and not session.settings.raw else None
         expected = size - offset if size is not None and code == "I" else None
-        body = self._body(control, data, final, name, decoder, expected)
+        body = RetrBody(control, data, final, name, decoder, expected)
         return self._document(url, control, release, name, code, size, modified, offset, body)
 
     def _document(
@@ -273,43 +274,6 @@ class Handler:
             metadata={"type": code},
             closer=closer,
         )
-
-    async def _body(
-        self,
-        control: Control,
-        data: Connection,
-        final: Reply | None,
-        name: str,
-        decoder: AsciiDecoder | None,
-        expected: int | None,
-    ) -> AsyncIterator[bytes]:
-        received = 0
-        control.transferring = True
-        try:
-            try:
-                async for chunk in data.iter_to_close():
-                    received += len(chunk)
-                    if decoder is not None:
-                        chunk = decoder.feed(chunk)
-                        if not chunk:
-                            continue
-                    yield chunk
-            except ProtocolError as error:
-                control.healthy = False
-                raise transient_from(error, f"receiving {name!r}") from None
-            if decoder is not None and (tail := decoder.flush()):
-                yield tail
-        finally:
-            await data.aclose()
-        reply = final if final is not None else await control.final_reply()
-        control.transferring = False
-        if not reply.ok:
-            raise error_for(reply, f"retrieving {name!r}", hint="try again; -C/--continue resumes a saved file")
-        if expected is not None and received != expected:
-            raise TransientError(
-                f"the transfer of {name!r} ended after {received} of {expected} bytes",
-                hint="try again; -C/--continue resumes a saved file",
-            )
 
     async def _list(
         self, url: FtpURL, session: Session, control: Control, argument: str | None, inside: tuple[str, ...]

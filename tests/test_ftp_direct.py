@@ -1,0 +1,111 @@
+"""The direct path of a large plain FTP download (issue 17): `Resource.readinto` into the sink's buffers.
+
+An image-mode RETR larger than the sink's small-body limit (1 MiB) is read
+straight into reused buffers and written with os.write; these tests hold it
+to every rule of the chunk path: the same bytes, `.part` then rename, what
+arrived kept for -C, the SIZE count, --max-size, --timeout and --max-time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+import trio
+
+from fetcher import Client
+from fetcher.errors import Timeout, TooLarge, TransientError
+from tests.conftest import run_fetch
+from tests.servers.ftp_fake import FakeFtpServer, Faults, serving
+
+pytestmark = pytest.mark.usefixtures("no_netrc")
+
+#: 3.5 MiB, no two KiB alike: more than the small-body limit and more than one direct buffer.
+LARGE = b"".join(index.to_bytes(4, "big") * 256 for index in range(3584))
+FILES = {"/large.bin": LARGE, "/small.bin": b"small\n"}
+
+
+async def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    return await trio.to_thread.run_sync(lambda: run_fetch(*args, timeout=timeout))
+
+
+async def test_an_image_retr_is_direct_and_other_reads_are_not() -> None:
+    async with serving(FakeFtpServer(FILES)) as server:
+        async with Client() as client:
+            async with client.open(f"{server.url}/large.bin") as resource:
+                assert resource.direct
+                assert await resource.read() == LARGE  # iteration still works; then it is no longer direct
+                assert not resource.direct
+            async with client.open(f"{server.url}/large.bin;type=a") as resource:
+                assert not resource.direct  # ASCII mode decodes line ends
+                await resource.read()
+        async with Client(limit_rate=1 << 30) as client:
+            async with client.open(f"{server.url}/large.bin") as resource:
+                assert not resource.direct  # --limit-rate paces each chunk
+                await resource.read()
+
+
+async def test_the_direct_download_writes_the_same_bytes_and_renames_at_the_end(tmp_path: Path) -> None:
+    target = tmp_path / "large.bin"
+    seen: list[int] = []
+    async with serving(FakeFtpServer(FILES)) as server:
+        async with Client() as client:
+            done = await client.retrieve(f"{server.url}/large.bin", target, on_chunk=seen.append)
+        by_cli = await cli("-o", str(tmp_path / "cli.bin"), f"{server.url}/large.bin")
+    assert by_cli.returncode == 0, by_cli.stderr
+    assert target.read_bytes() == (tmp_path / "cli.bin").read_bytes() == LARGE
+    assert not (tmp_path / "large.bin.part").exists()
+    assert done.bytes == len(LARGE) and sum(seen) == len(LARGE)  # type: ignore[union-attr]
+    assert done.sha256 == hashlib.sha256(LARGE).hexdigest()  # type: ignore[union-attr]
+
+
+async def test_a_cut_transfer_keeps_what_arrived_and_c_resumes_it(tmp_path: Path) -> None:
+    target = tmp_path / "out.bin"
+    faults = Faults(reset_after=2_500_000, reset_hard=False, reset_times=1)  # FIN: every byte sent arrives
+    async with serving(FakeFtpServer(FILES, faults=faults)) as server:
+        cut = await cli("-o", str(target), f"{server.url}/large.bin")
+        assert cut.returncode == 7, cut.stderr
+        assert not target.exists()
+        assert (tmp_path / "out.bin.part").read_bytes() == LARGE[:2_500_000]
+        async with Client() as client:
+            done = await client.download(f"{server.url}/large.bin", target, resume=True)
+    assert target.read_bytes() == LARGE
+    assert done.resumed_from == 2_500_000
+    assert done.sha256 == hashlib.sha256(LARGE).hexdigest()  # the digest covers the resumed part too
+    assert "REST 2500000" in server.sessions[-1]
+
+
+async def test_a_transfer_short_of_size_with_226_is_not_complete(tmp_path: Path) -> None:
+    async with serving(FakeFtpServer(FILES, faults=Faults(truncate_after=1_500_000))) as server:
+        async with Client() as client:
+            with pytest.raises(TransientError, match=f"ended after 1500000 of {len(LARGE)} bytes"):
+                await client.download(f"{server.url}/large.bin", tmp_path / "large.bin")
+    assert not (tmp_path / "large.bin").exists()
+    assert (tmp_path / "large.bin.part").read_bytes() == LARGE[:1_500_000]
+
+
+async def test_max_size_stops_the_direct_path_before_it_writes_past_the_limit(tmp_path: Path) -> None:
+    async with serving(FakeFtpServer(FILES)) as server:
+        async with Client(max_size=2_000_000) as client:
+            with pytest.raises(TooLarge, match="larger than the limit of 2000000 bytes"):
+                await client.download(f"{server.url}/large.bin", tmp_path / "large.bin")
+        by_cli = await cli("--max-size", "2000000", "-o", str(tmp_path / "cli.bin"), f"{server.url}/large.bin")
+    assert by_cli.returncode == 7 and b"--max-size" in by_cli.stderr
+    assert not (tmp_path / "large.bin").exists() and not (tmp_path / "cli.bin").exists()
+    assert len((tmp_path / "large.bin.part").read_bytes()) <= 2_000_000
+
+
+@pytest.mark.parametrize("rule", ["--timeout", "--max-time"])
+async def test_a_stalled_direct_transfer_times_out_and_keeps_what_arrived(tmp_path: Path, rule: str) -> None:
+    target = tmp_path / "out.bin"
+    async with serving(FakeFtpServer(FILES, faults=Faults(stall_after=300_000))) as server:
+        done = await cli(rule, "1", "-o", str(target), f"{server.url}/large.bin")
+        async with Client(timeout=0.5) as client:
+            with pytest.raises(Timeout):
+                await client.download(f"{server.url}/large.bin", tmp_path / "lib.bin")
+    assert done.returncode == 8, done.stderr
+    assert not target.exists() and not (tmp_path / "lib.bin").exists()
+    assert (tmp_path / "out.bin.part").read_bytes() == LARGE[:300_000]
+    assert (tmp_path / "lib.bin.part").read_bytes() == LARGE[:300_000]
