@@ -16,6 +16,7 @@ TLS streams, task groups, channels) keeps using anyio.
 from __future__ import annotations
 
 import math
+import os
 import socket
 from collections.abc import Callable
 from types import TracebackType
@@ -123,5 +124,19 @@ async def recv_into(sock: socket.socket, view: memoryview) -> int:
     while True:
         try:
             return sock.recv_into(view)
+        except BlockingIOError:
+            await wait_readable(sock)
+
+
+async def splice_from(sock: socket.socket, pipe: int, count: int) -> int:
+    """Move up to `count` bytes from a non-blocking socket into a pipe inside the kernel (Linux splice(2)).
+
+    The count moved, 0 at end of stream; the same cancellation rule as `recv_into`.
+    """
+    await checkpoint()
+    flags = os.SPLICE_F_MOVE | os.SPLICE_F_NONBLOCK
+    while True:
+        try:
+            return os.splice(sock.fileno(), pipe, count, flags=flags)
         except BlockingIOError:
             await wait_readable(sock)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import socket
 import ssl
 import sys
@@ -345,6 +346,35 @@ class Connection:
             raise self._broken(error) from None
         self._count(count, budget, started)
         return count
+
+    @property
+    def can_splice(self) -> bool:
+        """True when `splice_into` moves bytes inside the kernel: Linux, a plain TCP stream, on trio."""
+        return hasattr(os, "splice") and not self.is_tls and aio.on_trio()
+
+    async def splice_into(self, pipe: int, count: int) -> int:
+        """Like `receive_into`, into a pipe with splice(2) (only when `can_splice`): the count, 0 at end of stream."""
+        if self._buffer:
+            data = bytes(self._buffer[:count])
+            written = os.write(pipe, data)  # an empty pipe of the caller's: takes it all but in rare cases
+            del self._buffer[:written]
+            return written
+        if self._eof:
+            return 0
+        if self._socket is None:
+            self._socket = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        budget = current_budget.get()
+        started = aio.current_time()
+        until, why = self._read_until(budget, started)
+        try:
+            with fail_at(until):
+                moved = await aio.splice_from(self._socket, pipe, count)
+        except TooSlow:
+            raise self._read_too_slow(budget, why, "receiving") from None
+        except OSError as error:
+            raise self._broken(error) from None
+        self._count(moved, budget, started)
+        return moved
 
     def _read_until(self, budget: Budget | None, started: float) -> tuple[float, str]:
         """When a read starting now must end, and why: silence, `within`, --max-time or the low-speed rule."""

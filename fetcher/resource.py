@@ -89,6 +89,11 @@ class DirectBody(Protocol):
 
     async def readinto(self, view: memoryview) -> int: ...
 
+    @property
+    def can_splice(self) -> bool: ...
+
+    async def splice_into(self, pipe: int, count: int) -> int: ...
+
 
 class Resource:
     """A retrieved resource.
@@ -214,12 +219,26 @@ class Resource:
         The same rules as iteration: the read runs under this resource's time
         rules, and the bytes count against --max-size before the caller sees them.
         """
-        body = cast(DirectBody, self._body)  # the caller asked `direct` first
+        return await self._direct_read(cast(DirectBody, self._body).readinto, view)  # the caller asked `direct` first
+
+    @property
+    def can_splice(self) -> bool:
+        """True when `direct` and `splice_into` moves the body inside the kernel (Linux, plain TCP, trio)."""
+        return self.direct and cast(DirectBody, self._body).can_splice
+
+    async def splice_into(self, pipe: int, count: int) -> int:
+        """Move up to `count` next bytes of the body into `pipe` (only when `can_splice`); 0 at its end.
+
+        The same rules as `readinto`: past --max-size it raises before the caller takes the bytes from the pipe.
+        """
+        return await self._direct_read(cast(DirectBody, self._body).splice_into, pipe, count)
+
+    async def _direct_read(self, read: Callable[..., Awaitable[int]], *args: Any) -> int:
         budget = self.budget
         token = current_budget.set(budget) if budget is not None else None
         try:
             with aio.cancel_scope(deadline=budget.deadline if budget is not None else math.inf) as scope:
-                count = await body.readinto(view)
+                count = await read(*args)
         finally:
             if token is not None:
                 current_budget.reset(token)

@@ -10,7 +10,8 @@ generator step per read (issue 17: a 1 GiB RETR).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from fetcher.errors import ProtocolError, TransientError
 from fetcher.net import Connection
@@ -56,12 +57,24 @@ class RetrBody:
             self._chunks = self._read_chunks()
         return await self._chunks.__anext__()
 
+    @property
+    def can_splice(self) -> bool:
+        """True when `splice_into` moves the bytes inside the kernel (see `Connection.can_splice`)."""
+        return self.direct and self.data.can_splice
+
     async def readinto(self, view: memoryview) -> int:
         """Fill `view` with the next bytes; 0 once the transfer ended well (then it is complete)."""
+        return await self._direct(self.data.receive_into, view)
+
+    async def splice_into(self, pipe: int, count: int) -> int:
+        """Move up to `count` next bytes into `pipe` (only when `can_splice`); 0 once the transfer ended well."""
+        return await self._direct(self.data.splice_into, pipe, count)
+
+    async def _direct(self, read: Callable[..., Awaitable[int]], *args: Any) -> int:
         if self._done:
             return 0
         try:
-            count = await self.data.receive_into(view)
+            count = await read(*args)
         except ProtocolError as error:
             self.control.healthy = False
             raise transient_from(error, f"receiving {self.name!r}") from None
