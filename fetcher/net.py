@@ -18,15 +18,18 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
-
-import anyio
-import anyio.abc
+from typing import TYPE_CHECKING, Any
 
 from . import aio
 from .errors import ConnectError, LimitExceeded, ProtocolError, Timeout, UnsafeURL
 from .guard import DEFAULT_POLICY, Policy, check_port
 from .text import escape
+
+if TYPE_CHECKING:
+    import anyio.abc
+
+# anyio itself is imported where a socket is used (`import anyio` in the functions
+# below): a fetch that opens none (a file: URL) does not load it (issue 17).
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -92,7 +95,7 @@ class Budget:
     def __init__(self, url: str, *, max_time: float | None, speed_limit: int, speed_time: float) -> None:
         self.url = url
         self.max_time = max_time
-        #: anyio.current_time() at which the whole URL must be done (inf: no bound).
+        #: aio.current_time() at which the whole URL must be done (inf: no bound).
         self.deadline = aio.current_time() + max_time if max_time else math.inf
         self.speed_limit = speed_limit
         self.speed_time = speed_time
@@ -160,9 +163,11 @@ async def open_connection(
     what: str = "port",
 ) -> Connection:
     """Connect to host:port after the guard allowed it; optionally start TLS."""
+    import anyio.abc
+
     check_port(scheme, port, policy, default_port=default_port, what=what)
     budget = current_budget.get()
-    until = anyio.current_time() + connect_timeout
+    until = aio.current_time() + connect_timeout
     try:
         with fail_at(min(until, budget.deadline) if budget is not None else until):
             stream: anyio.abc.ByteStream = await anyio.connect_tcp(host, port)
@@ -236,6 +241,8 @@ class Connection:
 
     def peer_address(self) -> str | None:
         """The IP address this connection really reached (under TLS too), or None."""
+        import anyio.abc
+
         try:
             address = self.stream.extra(anyio.abc.SocketAttribute.remote_address, None)
         except OSError:
@@ -250,6 +257,8 @@ class Connection:
 
     async def start_tls(self, context: ssl.SSLContext, server_hostname: str) -> None:
         """Wrap the stream in TLS (implicit TLS, or after AUTH TLS / STARTTLS)."""
+        import anyio
+
         if self._buffer:
             raise ProtocolError("the server sent data before the TLS handshake")
         # standard_compatible=False is trio's https_compatible=True: a server
@@ -283,7 +292,7 @@ class Connection:
         not each read (a server dripping a byte now and then cannot hold it open).
         Nested blocks keep the outer (earlier) deadline."""
         span = self.timeout if seconds is None else seconds
-        end = anyio.current_time() + span
+        end = aio.current_time() + span
         saved = self._deadline, self._deadline_mark, self._deadline_what
         if self._deadline is None or end < self._deadline:
             self._deadline, self._deadline_what = end, f"{what} within {span:g} s"
@@ -300,6 +309,8 @@ class Connection:
         of `within()`, the retrieval's --max-time, and the point where the
         low-speed rule would fail.
         """
+        import anyio
+
         budget = current_budget.get()
         started = aio.current_time()
         until, why = self._read_until(budget, started)
@@ -321,6 +332,8 @@ class Connection:
         Under the same timeouts and rules as every read; only for a plain TCP
         stream (not `is_tls`), whose socket it reads directly.
         """
+        import anyio.abc
+
         if self._buffer:
             count = min(len(view), len(self._buffer))
             view[:count] = self._buffer[:count]
@@ -354,6 +367,8 @@ class Connection:
 
     async def splice_into(self, pipe: int, count: int) -> int:
         """Like `receive_into`, into a pipe with splice(2) (only when `can_splice`): the count, 0 at end of stream."""
+        import anyio.abc
+
         if self._buffer:
             data = bytes(self._buffer[:count])
             written = os.write(pipe, data)  # an empty pipe of the caller's: takes it all but in rare cases
@@ -480,8 +495,10 @@ class Connection:
             yield data
 
     async def send_all(self, data: bytes) -> None:
+        import anyio
+
         budget = current_budget.get()
-        until = anyio.current_time() + self.timeout
+        until = aio.current_time() + self.timeout
         try:
             with fail_at(min(until, budget.deadline) if budget is not None else until):
                 await self.stream.send(data)
@@ -516,6 +533,8 @@ class Connection:
             trace.debug("< %s", escape(text.rstrip("\r\n")))
 
     async def aclose(self) -> None:
+        import anyio
+
         if self.closed:
             return
         self.closed = True
@@ -527,6 +546,8 @@ class Connection:
                     pass
 
     async def send_eof(self) -> None:
+        import anyio
+
         if self.is_tls:
             return  # TLS has no half-close
         try:

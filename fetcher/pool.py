@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Protocol
 
-import anyio
+from . import aio
 
 
 class Poolable(Protocol):
@@ -24,7 +24,7 @@ class Pool:
 
     async def take(self, key: Hashable) -> Poolable | None:
         stack = self._idle.get(key)
-        now = anyio.current_time()
+        now = aio.current_time()
         while stack:
             expires, connection = stack.pop()
             if expires > now:
@@ -37,7 +37,7 @@ class Pool:
         if self.closed or len(stack) >= self.max_idle_per_key:
             await connection.aclose()
             return
-        stack.append((anyio.current_time() + self.idle_timeout, connection))
+        stack.append((aio.current_time() + self.idle_timeout, connection))
 
     def idle_count(self, key: Hashable | None = None) -> int:
         if key is not None:

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import anyio
-
 from . import aio
 from .errors import OutputError, ProtocolError
 from .resource import Resource
@@ -452,6 +450,8 @@ async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Call
     written to the `.part` file before the failure propagates, so -C resumes
     from the last byte received.
     """
+    import anyio  # task groups and channels: only large bodies need them
+
     send, receive = anyio.create_memory_object_stream[list[bytes]](2)
     total = sum(len(chunk) for chunk in first)
     failure: BaseException | None = None
@@ -510,6 +510,8 @@ async def _receive_direct(resource: Resource, part: _PartFile, on_chunk: Callabl
     back for the next read.  As in `_stream`, whatever arrived before a
     failure or a cancellation is written to the `.part` file first.
     """
+    import anyio  # task groups and channels: only large bodies need them
+
     free_send, free_receive = anyio.create_memory_object_stream[memoryview](DIRECT_BUFFERS)
     full_send, full_receive = anyio.create_memory_object_stream[tuple[memoryview, int]](DIRECT_BUFFERS)
     for _ in range(DIRECT_BUFFERS):
