@@ -201,3 +201,34 @@ async def test_http_recursion_depth_and_page_limits(tmp_path: Path, depth: int, 
     else:  # three URLs taken on in all, then a note and exit 7
         assert code == 7
         assert len(asked) == 3 and "/site/index.html" in asked
+
+
+async def test_https_recursion_and_timestamping(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import ssl
+
+    import trustme
+
+    ca = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    cacert = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(cacert))
+    server = HTTPTestServer(tls=context)
+    _site(server)
+    argv = ["-r", "-N", "--cacert", str(cacert), "--layout", "tree", "-d", str(tmp_path / "out"), "--no-progress"]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        start = server.url("/site/index.html")
+        assert start.startswith("https://")
+        assert await _bulk(*argv, start) == 0
+        first = len(server.requests)
+        assert await _bulk(*argv, start) == 0
+        nursery.cancel_scope.cancel()
+    asked = sorted({request.path for request in server.requests})
+    assert asked == ["/robots.txt", "/site/a.html", "/site/img/p.png", "/site/index.html", "/site/other/c.txt",
+                     "/site/style.css", "/site/sub/b.txt", "/site/sub/page.html"]  # fmt: skip
+    assert all(request.header("if-modified-since") for request in server.requests[first:]
+               if request.path != "/robots.txt")  # fmt: skip
+    err = capsys.readouterr().err
+    assert "fetch: mirror: 7 new, 0 updated, 0 unchanged, 1 skipped, 0 failed" in err
+    assert "fetch: mirror: 0 new, 0 updated, 7 unchanged, 1 skipped, 0 failed; 0 bytes" in err
