@@ -4,7 +4,8 @@ nginx runs in the foreground (`daemon off`) as our child, with its pid
 file, logs and temp paths under the state directory, listening only on
 127.0.0.1.  The locations mirror what the tests need: static files with
 ranges, gzip for text, /chunked/ (an alias whose never-matching sub_filter
-drops Content-Length), /redirect-* and /status/*.  The access log records
+drops Content-Length), /limited/ (110 MiB/s, a 1 Gbit/s link's pace),
+/redirect-* and /status/*.  The access log records
 the connection serial number of every request, so a test can prove
 keep-alive reuse from the server's side.
 """
@@ -95,6 +96,11 @@ http {{
         location = /status/404 {{ return 404; }}
         location = /status/500 {{ return 500; }}
         location = /status/503 {{ return 503; }}
+
+        location /limited/ {{
+            alias {content}/;
+            limit_rate 110m;  # about what 1 Gbit/s Ethernet carries (bench/warc_overhead.py)
+        }}
 
         location /chunked/ {{
             alias {content}/;
