@@ -109,6 +109,8 @@ class Spool:
         self.head = b""
         self._head = bytearray() if head else None
         self._body_sha1 = hashlib.sha1() if head else None
+        self._digest: str | None = None
+        self._body_digest: str | None = None
         self._owner = owner
         self._memory: list[bytes] | None = []
         #: Where the bytes went past SPOOL_MEMORY: the recorder's sink, or a temporary file.
@@ -211,9 +213,11 @@ class Spool:
 
     @property
     def digest(self) -> str:
-        """The WARC form of the digest of every byte."""
+        """The WARC form of the digest of every byte (asked once the bytes are all in)."""
         self.settle()
-        return _warc_digest(self._sha1)
+        if self._digest is None:
+            self._digest = _warc_digest(self._sha1)
+        return self._digest
 
     @property
     def body_digest(self) -> str | None:
@@ -221,7 +225,9 @@ class Spool:
         self.settle()
         if self._body_sha1 is None or self._head is not None:
             return None
-        return _warc_digest(self._body_sha1)
+        if self._body_digest is None:
+            self._body_digest = _warc_digest(self._body_sha1)
+        return self._body_digest
 
     def rewind(self) -> IO[bytes]:
         """The bytes from the start (not for a spool whose bytes went in place into the archive)."""
@@ -302,6 +308,8 @@ class Tap:
         self.recorder = recorder
         self.url = url
         self.scheme = scheme
+        #: HTTP's wire records say it all: its trace lines are not built for the archive.
+        self.keeps_dialogue = scheme not in ("http", "https")
         self.exchanges: list[Exchange] = []
         self.dialogue: list[str] = []
         self._dialogue_bytes = 0
@@ -473,7 +481,7 @@ def recording(recorder: Recorder) -> Iterator[None]:
         if enabled(level):
             return True
         tap = current()
-        return tap is not None and not tap.exchanges
+        return tap is not None and tap.keeps_dialogue and not tap.exchanges
 
     trace.isEnabledFor = enabled_for_tap  # type: ignore[method-assign]
     token = _recorder.set(recorder)
