@@ -393,6 +393,11 @@ class WarcRecorder:
         #: Captures that completed while a record was written in place: written after it.
         self._waiting: list[Capture] = []
         self._waiting_memory = 0
+        #: Set while a worker thread writes records (no record may start in place meanwhile).
+        self._threaded = False
+        #: Set while a record is being written; `_whole` is where the last whole record ends.
+        self._writing = False
+        self._whole = 0
         self._open_file()
 
     # -- files -------------------------------------------------------------
@@ -438,12 +443,15 @@ class WarcRecorder:
         level = self.gzip_level if level is None else level
         member = _StoredMember(self._file) if level == 0 else _Member(self._file, level)
         self._sink.target = member
+        self._writing = True
         try:
             self._writer.write_record(record)
             member.finish()
+            self._file.flush()
         finally:
             self._sink.target = None
-        self._file.flush()
+            self._writing = False
+        self._whole = self._file.tell()
         self.records += 1
         if self._cdx is not None:
             self._index_record(record, offset, self._file.tell() - offset)
@@ -509,20 +517,40 @@ class WarcRecorder:
             return
 
         def on_terminate(signum: int, frame: Any) -> None:
-            in_place = self._in_place
-            if in_place is not None and in_place.lock.acquire(timeout=5):
-                in_place.lock.release()
-                in_place.cut()
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
+            try:
+                self._terminate()
+            finally:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGTERM)
 
         signal.signal(signal.SIGTERM, on_terminate)
+
+    def _terminate(self) -> None:
+        """SIGTERM: cut what is unfinished, write the captures that waited for it, in the handler."""
+        if self._file is None:
+            return
+        in_place = self._in_place
+        if in_place is not None and in_place.lock.acquire(timeout=5):
+            in_place.lock.release()
+            if in_place.cut():
+                self._in_place = None
+                self._file.seek(in_place.offset)
+        if self._writing or self._threaded or self._in_place is not None:
+            # A record was being written (interrupted in this thread, or going on in another):
+            # the file ends with the last whole one.
+            os.ftruncate(self._file.fileno(), self._whole)
+            return
+        while self._waiting:
+            self._write_capture(self._waiting.pop(0))
+        self._file.flush()
 
     # -- records written in place -----------------------------------------------
 
     def sink(self, spool: Spool, url: str, early: bytes) -> Sink | None:
         """Take a large payload's bytes as they arrive, in place at the end of the file, if it is free."""
-        if self._file is None or self._in_place is not None or self._lock.locked() or self._waiting:
+        # Not while a worker thread appends to the file; a task holding the lock but not yet
+        # writing (anyio's acquire yields) finds the record in place and waits for it.
+        if self._file is None or self._in_place is not None or self._threaded or self._waiting:
             return None
         content_type = "application/http; msgtype=response" if spool.message else "x" * CONTENT_TYPE_ROOM
         widest = self._head_bytes(
@@ -593,9 +621,14 @@ class WarcRecorder:
         head = self._head_bytes(
             kind, uri, date, record_id, content_type, spool.size, spool.digest, payload_digest, truncated
         )
-        end = in_place.finish(head)
+        self._writing = True
+        try:
+            end = in_place.finish(head)
+        finally:
+            self._writing = False
         self._in_place = None
         self._file.seek(end)
+        self._whole = end
         self.records += 1
         if self.dedup and payload_digest:
             self._seen[payload_digest] = _Seen(uri, date, record_id)
@@ -636,8 +669,12 @@ class WarcRecorder:
             if size <= INLINE_BYTES and not self._owns_in_place(capture):
                 # A small capture costs less to write than a hand-off to a thread.
                 self._write_and_close(capture)
-            else:
+                return
+            self._threaded = True
+            try:
                 await anyio.to_thread.run_sync(self._write_and_close, capture)
+            finally:
+                self._threaded = False
 
     def _write_and_close(self, capture: Capture) -> None:
         """Write a capture, then (once nothing is written in place) those that waited for it."""
