@@ -10,6 +10,7 @@ listings, errors, and the commands the server received.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import queue
 import socket
 import ssl
@@ -276,6 +277,27 @@ def test_ftp_file_and_listing(backend: str) -> None:
     commands = [command for session in server.sessions for command in session]
     assert "RETR hello.txt" in commands and "RETR big.bin" in commands
     assert commands[:2] == ["USER anonymous", "PASS anonymous@"]
+
+
+@BACKENDS
+def test_a_large_ftp_download_takes_the_direct_path_on_both_loops(backend: str, tmp_path: Path) -> None:
+    # More than the sink's 1 MiB small-body limit: read with Resource.readinto (recv_into on trio's
+    # socket; on asyncio the transport's reads, copied into the same buffers).
+    large = bytes(range(256)) * 12_000  # 3 MB
+    with in_thread(lambda: ftp_serving(FakeFtpServer({"/large.bin": large}))) as server:
+
+        async def main() -> tuple[bool, str | None]:
+            async with Client() as client:
+                async with client.open(f"{server.url}/large.bin") as resource:
+                    direct = resource.direct
+                done = await client.download(f"{server.url}/large.bin", tmp_path / "large.bin")
+            return direct, done.sha256
+
+        direct, sha256 = run(backend, main)
+    assert direct
+    assert (tmp_path / "large.bin").read_bytes() == large
+    assert sha256 == hashlib.sha256(large).hexdigest()
+    assert not (tmp_path / "large.bin.part").exists()
 
 
 @BACKENDS
