@@ -8,8 +8,9 @@ daemon mode it listens only on port 21, so the fixture plays inetd: a
 thread accepts on 127.0.0.1 and a free port and runs one `ftpd` per
 connection with the socket as its stdin and stdout.  ftpd logs in real
 accounts (its anonymous root is the system ftp account's home, a global
-setting), so the fixture makes the account fetchinet (useradd, as the
-vsftpd fixture does for fetchuser) whose home is the tree served.
+setting), so the fixture makes the account fetchinet once (useradd, as
+the vsftpd fixture does for fetchuser); the tests name the tree served by
+its absolute path.
 """
 
 from __future__ import annotations
@@ -47,24 +48,28 @@ def inetutils_missing() -> str | None:
     return None
 
 
-def _ensure_user(home: Path) -> None:
-    found = subprocess.run(["getent", "passwd", USER], capture_output=True)
-    if found.returncode != 0:
-        subprocess.run(["useradd", "--no-create-home", "--home-dir", str(home), "--shell", "/bin/sh", USER],
-                       check=True, capture_output=True)  # fmt: skip
-    else:
-        subprocess.run(["usermod", "--home", str(home), USER], check=True, capture_output=True)
+def _ensure_user() -> None:
+    """The account, made once and never changed after: other test runs may be logged in with it.
+
+    (usermod refuses to touch an account in use, and a home directory is not
+    needed: ftpd logs in at "/" when it is missing, and the tests name
+    their tree by absolute paths.)
+    """
+    if subprocess.run(["getent", "passwd", USER], capture_output=True).returncode == 0:
+        return
+    subprocess.run(["useradd", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/bin/sh", USER],
+                   capture_output=True)  # fmt: skip
     subprocess.run(["chpasswd"], input=f"{USER}:{PASSWORD}\n".encode(), check=True, capture_output=True)
 
 
 class InetutilsFtpd:
-    """ftpd per connection on 127.0.0.1:`port`, the account fetchinet at home in `home`."""
+    """ftpd per connection on 127.0.0.1:`port`, for the account fetchinet."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self) -> None:
         binary = inetutils_binary()
         assert binary is not None
         self.binary = binary
-        _ensure_user(home)
+        _ensure_user()
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(16)
@@ -73,8 +78,9 @@ class InetutilsFtpd:
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
-    def url(self) -> str:
-        return f"ftp://{USER}:{PASSWORD}@127.0.0.1:{self.port}"
+    def url(self, directory: Path) -> str:
+        """The URL of a directory by its absolute path (%2F: the first CWD is "/tmp", whatever the login directory)."""
+        return f"ftp://{USER}:{PASSWORD}@127.0.0.1:{self.port}/%2F{directory.as_posix().strip('/')}/"
 
     def _serve(self) -> None:
         while True:

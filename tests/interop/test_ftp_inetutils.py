@@ -28,7 +28,8 @@ OLD = 1551585906  # 2019-03-03 04:05:06 UTC: listed as "Mar  3  2019"
 
 
 @pytest.fixture(scope="module")
-def ftpd() -> Iterator[InetutilsFtpd]:
+def start_url() -> Iterator[str]:
+    """The URL of the directory `start` of a tree served by inetutils ftpd."""
     reason = inetutils_missing()
     unpack = f"apt-get download inetutils-ftpd && dpkg -x inetutils-ftpd_*.deb {inetutils_root()} (see .ci/run)"
     require(reason is None, str(reason), unpack)
@@ -43,8 +44,8 @@ def ftpd() -> Iterator[InetutilsFtpd]:
     os.utime(start / "a.txt", (OLD, OLD))
     for directory in (home, start, start / "sub"):
         directory.chmod(0o755)
-    server = InetutilsFtpd(home)
-    yield server
+    server = InetutilsFtpd()
+    yield server.url(start)
     server.stop()
     remove_tree(home)
 
@@ -53,8 +54,8 @@ async def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
     return await trio.to_thread.run_sync(lambda: run_fetch(*args, timeout=120))
 
 
-async def test_a_live_ls_listing_gives_every_entrys_facts(ftpd: InetutilsFtpd) -> None:
-    done = await cli("--json", f"{ftpd.url()}/start/")
+async def test_a_live_ls_listing_gives_every_entrys_facts(start_url: str) -> None:
+    done = await cli("--json", start_url)
     assert done.returncode == 0, done.stderr
     rows = {row["name"]: row for row in map(json.loads, done.stdout.decode().splitlines())}
     assert sorted(rows) == ["a.txt", "fifo", "link", "sub"]  # no "total" line, no . or ..
@@ -67,11 +68,11 @@ async def test_a_live_ls_listing_gives_every_entrys_facts(ftpd: InetutilsFtpd) -
 
 @pytest.mark.parametrize("facts", [False, True])
 async def test_mirror_twice_skips_the_fifo_and_compares_links_only_with_ftp_facts(
-    ftpd: InetutilsFtpd, tmp_path: Path, facts: bool
+    start_url: str, tmp_path: Path, facts: bool
 ) -> None:
     out, manifest = tmp_path / "out", tmp_path / "m.jsonl"
     argv = ["-r", "-N", "-d", str(out), "--manifest", str(manifest), "--no-progress",
-            *(["--ftp-facts"] if facts else []), f"{ftpd.url()}/start/"]  # fmt: skip
+            *(["--ftp-facts"] if facts else []), start_url]  # fmt: skip
     first = await cli(*argv)
     second = await cli(*argv)
     assert first.returncode == second.returncode == 0, second.stderr
