@@ -9,6 +9,7 @@ logger `fetcher.trace` ("> " sent, "< " received).
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import os
@@ -221,6 +222,7 @@ class Connection:
         self._deadline_what = ""
         self._received = 0
         self._socket: socket.socket | None = None
+        self._splice_works = True
 
     def __repr__(self) -> str:
         return f"<Connection {self.host}:{self.port}>"
@@ -363,33 +365,37 @@ class Connection:
     @property
     def can_splice(self) -> bool:
         """True when `splice_into` moves bytes inside the kernel: Linux, a plain TCP stream, on trio."""
-        return hasattr(os, "splice") and not self.is_tls and aio.on_trio()
+        return self._splice_works and hasattr(os, "splice") and not self.is_tls and aio.on_trio()
 
     async def splice_into(self, pipe: int, count: int) -> int:
         """Like `receive_into`, into a pipe with splice(2) (only when `can_splice`): the count, 0 at end of stream."""
         import anyio.abc
 
-        if self._buffer:
-            data = bytes(self._buffer[:count])
-            written = os.write(pipe, data)  # an empty pipe of the caller's: takes it all but in rare cases
-            del self._buffer[:written]
-            return written
-        if self._eof:
-            return 0
-        if self._socket is None:
-            self._socket = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
-        budget = current_budget.get()
-        started = aio.current_time()
-        until, why = self._read_until(budget, started)
-        try:
-            with fail_at(until):
-                moved = await aio.splice_from(self._socket, pipe, count)
-        except TooSlow:
-            raise self._read_too_slow(budget, why, "receiving") from None
-        except OSError as error:
-            raise self._broken(error) from None
-        self._count(moved, budget, started)
-        return moved
+        if not self._buffer and not self._eof and self._splice_works:
+            if self._socket is None:
+                self._socket = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
+            budget = current_budget.get()
+            started = aio.current_time()
+            until, why = self._read_until(budget, started)
+            try:
+                with fail_at(until):
+                    moved = await aio.splice_from(self._socket, pipe, count)
+            except TooSlow:
+                raise self._read_too_slow(budget, why, "receiving") from None
+            except OSError as error:
+                if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                    raise self._broken(error) from None
+                self._splice_works = False  # a kernel or socket without splice: nothing was moved, read instead
+            else:
+                self._count(moved, budget, started)
+                return moved
+        # Buffered bytes, the end, or no splice: an ordinary read, written into the caller's empty pipe
+        # (which takes `count` bytes: the caller asks no more than the pipe holds).
+        data = await self.receive_some(count)
+        written = os.write(pipe, data) if data else 0
+        if written < len(data):  # pragma: no cover - a pipe smaller than its owner said
+            self._buffer[:0] = data[written:]
+        return written
 
     def _read_until(self, budget: Budget | None, started: float) -> tuple[float, str]:
         """When a read starting now must end, and why: silence, `within`, --max-time or the low-speed rule."""

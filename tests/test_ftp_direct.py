@@ -10,6 +10,7 @@ arrived kept for -C, the SIZE count, --max-size, --timeout and --max-time.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import subprocess
@@ -20,6 +21,7 @@ import trio
 
 from fetcher import Client
 from fetcher.errors import Timeout, TooLarge, TransientError
+from fetcher.sink import save
 from tests.conftest import run_fetch
 from tests.servers.ftp_fake import FakeFtpServer, Faults, serving
 
@@ -113,3 +115,25 @@ async def test_a_stalled_direct_transfer_times_out_and_keeps_what_arrived(tmp_pa
     assert not target.exists() and not (tmp_path / "lib.bin").exists()
     assert (tmp_path / "out.bin.part").read_bytes() == LARGE[:300_000]
     assert (tmp_path / "lib.bin.part").read_bytes() == LARGE[:300_000]
+
+
+@pytest.mark.skipif(not hasattr(os, "splice"), reason="splice(2) is Linux only")
+async def test_where_splice_is_refused_the_same_bytes_arrive_by_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A kernel or file system that refuses splice(2) (EINVAL): the socket is read and the file written instead.
+    calls: list[int] = []
+
+    def refused(*args: object, **kwargs: object) -> int:
+        calls.append(1)
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    async with serving(FakeFtpServer(FILES)) as server:
+        async with Client() as client:
+            async with client.open(f"{server.url}/large.bin") as resource:
+                assert resource.can_splice
+                monkeypatch.setattr(os, "splice", refused)
+                done = await save(resource, tmp_path / "large.bin", digest=False)
+    assert calls  # splice was tried, and refused
+    assert (tmp_path / "large.bin").read_bytes() == LARGE and done.bytes == len(LARGE)
+    assert not (tmp_path / "large.bin.part").exists()
