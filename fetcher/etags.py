@@ -62,16 +62,11 @@ class EtagStore:
             return [f"fetch: cannot read {self.path}: {error.strerror or error}; ETags are not used this run"]
         with source:
             for number, line in enumerate(source, 1):
-                try:
-                    row = json.loads(line)
-                    url, tag, path = row["url"], valid_tag(row["etag"]), row["path"]
-                    size, mtime = int(row["size"]), float(row["mtime"])
-                except (ValueError, KeyError, TypeError):
-                    row = tag = None
-                if row is None or tag is None or not isinstance(url, str) or not isinstance(path, str):
+                row = _record(line)
+                if row is None:
                     problems.append(f"fetch: {self.path} line {number}: not an ETag record; ignored")
                     continue
-                self.tags[url] = {"url": url, "etag": tag, "path": path, "size": size, "mtime": mtime}
+                self.tags[row["url"]] = row
         return problems
 
     def lookup(self, url: str, path: Path) -> str | None:
@@ -125,3 +120,16 @@ class EtagStore:
 
     def _relative(self, path: Path) -> str:
         return os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    """One line of the state file as a record, or None when it is not a whole, valid one."""
+    try:
+        row = json.loads(line)
+        url, tag, path = row["url"], valid_tag(row["etag"]), row["path"]
+        size, mtime = int(row["size"]), float(row["mtime"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    if tag is None or not isinstance(url, str) or not isinstance(path, str):
+        return None
+    return {"url": url, "etag": tag, "path": path, "size": size, "mtime": mtime}
