@@ -38,6 +38,8 @@ a `revisit` record for a payload already archived in this run.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
@@ -578,8 +580,10 @@ class WarcRecorder:
     def _head_bytes(
         kind: str, uri: str, date: str, record_id: str, content_type: str, length: int,
         block_digest: str | None, payload_digest: str | None, truncated: str | None,
+        extra: Sequence[tuple[str, str]] = (),
     ) -> bytes:  # fmt: skip
         fields = [("WARC-Type", kind), ("WARC-Record-ID", record_id), ("WARC-Target-URI", uri), ("WARC-Date", date)]
+        fields += extra
         if block_digest:
             fields.append(("WARC-Block-Digest", block_digest))
         if payload_digest:
@@ -595,12 +599,8 @@ class WarcRecorder:
         assert isinstance(in_place, _InPlace) and self._file is not None
         uri = capture.url
         spool.settle()
-        http_headers = None
         if spool.message:
             kind, content_type, payload_digest = "response", "application/http; msgtype=response", spool.body_digest
-            if spool.head:
-                loader = ArcWarcRecordLoader()
-                http_headers = loader.load_http_headers("response", uri, io.BytesIO(spool.head), len(spool.head))
         else:
             kind, payload_digest = "resource", spool.digest
             content_type = capture.content_type or "application/octet-stream"
@@ -608,14 +608,7 @@ class WarcRecorder:
         if seen is not None:
             assert payload_digest is not None
             self._release(in_place)
-            revisit = self._writer.create_revisit_record(
-                uri, payload_digest, seen.uri, seen.date, http_headers=http_headers,
-                warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": seen.record_id},
-            )  # fmt: skip
-            if http_headers is None:
-                revisit.content_type = content_type
-            self._write(revisit)
-            return str(revisit.rec_headers.get_header("WARC-Record-ID"))
+            return self._revisit(uri, date, payload_digest, seen, spool.head, content_type)
         record_id = RecordBuilder._make_warc_id()
         content_type = content_type[:CONTENT_TYPE_ROOM]
         head = self._head_bytes(
@@ -632,10 +625,7 @@ class WarcRecorder:
         self.records += 1
         if self.dedup and payload_digest:
             self._seen[payload_digest] = _Seen(uri, date, record_id)
-        if http_headers is not None:
-            mime, status = http_headers.get_header("Content-Type"), http_headers.get_statuscode()
-        else:
-            mime, status = content_type, None
+        status, mime = _status_and_type(spool.head) if spool.message else (None, content_type)
         self._index_line(kind, uri, date, mime, status, payload_digest, in_place.offset, end - in_place.offset)
         return str(record_id)
 
@@ -713,101 +703,126 @@ class WarcRecorder:
             if id(spool) in finished:
                 main_id = finished[id(spool)]
             else:
-                headers = {"WARC-Date": date}
-                if spool.body_digest is not None:
-                    # Digests taken as the bytes arrived; checked below against the head warcio parses.
-                    headers.update({"WARC-Block-Digest": spool.digest, "WARC-Payload-Digest": spool.body_digest})
-                if exchange is last and capture.truncated:
-                    headers["WARC-Truncated"] = capture.truncated
-                level = self._level_for(spool)
-                response = self._writer.create_warc_record(
-                    uri, "response", payload=spool.rewind(), length=spool.size, warc_headers_dict=headers
-                )
-                self._check_digests(response, spool)
-                response = self._deduplicated(response, uri, date)
-                main_id = response.rec_headers.get_header("WARC-Record-ID")
-                self._write(response, level)
-            request = self._writer.create_warc_record(
-                uri,
-                "request",
-                payload=io.BytesIO(exchange.request),
-                length=len(exchange.request),
-                warc_headers_dict={"WARC-Date": date, "WARC-Concurrent-To": main_id},
-            )
-            self._write(request)
+                truncated = capture.truncated if exchange is last else None
+                main_id = self._write_response(uri, date, spool, truncated)
+            request = exchange.request
+            head_end = request.find(b"\r\n\r\n")
+            body = request[head_end + 4 :] if head_end >= 0 else b""
+            self._write_block(
+                "request", uri, date, "application/http; msgtype=request", request, len(request),
+                _digest(request), _digest(body), [("WARC-Concurrent-To", main_id)] if main_id else [],
+            )  # fmt: skip
         if capture.payload is not None:
             payload = capture.payload
             if id(payload) in finished:
                 main_id = finished[id(payload)]
             else:
-                level = self._level_for(payload)
-                headers = {
-                    "WARC-Date": date,
-                    "WARC-Block-Digest": payload.digest,
-                    "WARC-Payload-Digest": payload.digest,
-                }
-                resource = self._writer.create_warc_record(
-                    uri,
-                    "resource",
-                    payload=payload.rewind(),
-                    length=payload.size,
-                    warc_content_type=capture.content_type or "application/octet-stream",
-                    warc_headers_dict=headers,
-                )
-                resource = self._deduplicated(resource, uri, date)
-                main_id = resource.rec_headers.get_header("WARC-Record-ID")
-                self._write(resource, level)
+                main_id = self._write_resource(uri, date, payload, capture.content_type or "application/octet-stream")
         if capture.dialogue:
             text = "".join(line + "\r\n" for line in capture.dialogue).encode("utf-8", "surrogateescape")
-            headers = {"WARC-Date": date}
-            if main_id is not None:
-                headers["WARC-Concurrent-To"] = main_id
-            metadata = self._writer.create_warc_record(
-                uri,
-                "metadata",
-                payload=io.BytesIO(text),
-                length=len(text),
-                warc_content_type=f"text/x-{capture.scheme}-control-conversation",
-                warc_headers_dict=headers,
-            )
-            self._write(metadata)
+            self._write_block(
+                "metadata", uri, date, f"text/x-{capture.scheme}-control-conversation", text, len(text),
+                _digest(text), None, [("WARC-Concurrent-To", main_id)] if main_id else [],
+            )  # fmt: skip
 
-    def _check_digests(self, record: Any, spool: Spool) -> None:
-        """Keep the digests taken on arrival only if warcio writes the head exactly as it arrived."""
-        if record.rec_headers.get_header("WARC-Block-Digest") is None:
-            return
-        head_length = record.raw_stream.tell()
-        exact = False
-        if record.http_headers is not None and head_length == spool.head_length:
-            record.http_headers.compute_headers_buffer(self._writer.header_filter)
-            record.raw_stream.seek(0)
-            exact = record.http_headers.headers_buff == record.raw_stream.read(head_length)
-            record.raw_stream.seek(head_length)
-        if not exact:
-            record.rec_headers.remove_header("WARC-Block-Digest")
-            record.rec_headers.remove_header("WARC-Payload-Digest")
-            self._writer.ensure_digest(record, block=True, payload=True)
+    # -- records written from their bytes -------------------------------------------------
+    #
+    # warcio parses an HTTP head it is given and writes it back in its own form
+    # ("X-Odd:tight" gains a space), so these records are written from the bytes as
+    # they arrived, their WARC head made by warcio's StatusAndHeaders, as for a record
+    # in place; warcio writes the warcinfo and revisit records.
 
-    def _deduplicated(self, record: Any, uri: str, date: str) -> Any:
-        """With --warc-dedup, a payload seen before in this run becomes a revisit record."""
-        digest = record.rec_headers.get_header("WARC-Payload-Digest")
-        if not self.dedup or not digest or record.length == 0 or record.payload_length == 0:
-            return record
-        seen = self._seen.get(digest)
-        if seen is None:
-            self._seen[digest] = _Seen(uri, date, record.rec_headers.get_header("WARC-Record-ID"))
-            return record
-        revisit = self._writer.create_revisit_record(
-            uri,
-            digest,
-            seen.uri,
-            seen.date,
-            http_headers=record.http_headers,
-            warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": seen.record_id},
+    def _write_block(
+        self, kind: str, uri: str, date: str, content_type: str, block: bytes | IO[bytes], length: int,
+        block_digest: str, payload_digest: str | None, fields: Sequence[tuple[str, str]] = (), level: int | None = None,
+    ) -> tuple[str, int, int]:  # fmt: skip
+        """One record whose block is `block` as it is; its id, offset and length in the file."""
+        assert self._file is not None
+        record_id = str(RecordBuilder._make_warc_id())
+        head = self._head_bytes(kind, uri, date, record_id, content_type, length, block_digest, payload_digest,
+                                None, fields)  # fmt: skip
+        offset = self._file.tell()
+        level = self.gzip_level if level is None else level
+        member = _StoredMember(self._file) if level == 0 else _Member(self._file, level)
+        self._writing = True
+        try:
+            member.write(head)
+            if isinstance(block, bytes):
+                member.write(block)
+            else:
+                while piece := block.read(READ_SIZE):
+                    member.write(piece)
+            member.write(b"\r\n\r\n")
+            member.finish()
+            self._file.flush()
+        finally:
+            self._writing = False
+        self._whole = self._file.tell()
+        self.records += 1
+        return record_id, offset, self._whole - offset
+
+    def _write_response(self, uri: str, date: str, spool: Spool, truncated: str | None) -> str:
+        """An HTTP response as it arrived (or a revisit of a payload seen before, with --warc-dedup)."""
+        digest = spool.body_digest
+        has_body = spool.head_length is not None and spool.size > spool.head_length
+        seen = self._seen.get(digest) if self.dedup and digest and has_body else None
+        if seen is not None:
+            assert digest is not None
+            return self._revisit(uri, date, digest, seen, spool.head, "application/http; msgtype=response")
+        record_id, offset, length = self._write_block(
+            "response", uri, date, "application/http; msgtype=response", spool.rewind(), spool.size,
+            spool.digest, digest, [("WARC-Truncated", truncated)] if truncated else [], self._level_for(spool),
+        )  # fmt: skip
+        if self.dedup and digest and has_body:
+            self._seen[digest] = _Seen(uri, date, record_id)
+        status, mime = _status_and_type(spool.head)
+        self._index_line("response", uri, date, mime, status, digest, offset, length)
+        return record_id
+
+    def _write_resource(self, uri: str, date: str, spool: Spool, content_type: str) -> str:
+        digest = spool.digest
+        seen = self._seen.get(digest) if self.dedup and spool.size else None
+        if seen is not None:
+            return self._revisit(uri, date, digest, seen, b"", content_type)
+        record_id, offset, length = self._write_block(
+            "resource", uri, date, content_type, spool.rewind(), spool.size, digest, digest, (), self._level_for(spool)
         )
-        if record.http_headers is None:
-            revisit.content_type = record.content_type or "application/octet-stream"
-        return revisit
+        if self.dedup and spool.size:
+            self._seen[digest] = _Seen(uri, date, record_id)
+        self._index_line("resource", uri, date, content_type, None, digest, offset, length)
+        return record_id
+
+    def _revisit(self, uri: str, date: str, digest: str, seen: _Seen, http_head: bytes, content_type: str) -> str:
+        """A revisit record (identical-payload-digest) of a payload archived before in this run."""
+        http_headers = None
+        if http_head:
+            http_headers = ArcWarcRecordLoader().load_http_headers("response", uri, io.BytesIO(http_head),
+                                                                  len(http_head))  # fmt: skip
+        revisit = self._writer.create_revisit_record(
+            uri, digest, seen.uri, seen.date, http_headers=http_headers,
+            warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": seen.record_id},
+        )  # fmt: skip
+        if http_headers is None:
+            revisit.content_type = content_type
+        self._write(revisit)
+        return str(revisit.rec_headers.get_header("WARC-Record-ID"))
+
+
+def _digest(data: bytes) -> str:
+    """The WARC form of the SHA-1 of `data`."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+
+
+def _status_and_type(head: bytes) -> tuple[str | None, str | None]:
+    """The status code and Content-Type of an HTTP response head (for its CDXJ line)."""
+    lines = head.split(b"\r\n")
+    words = lines[0].split(None, 2)
+    status = words[1].decode("latin-1") if len(words) > 1 else None
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if colon and name.strip().lower() == b"content-type":
+            return status, value.strip().decode("latin-1")
+    return status, None
 
 
 def _spools(capture: Capture) -> list[Spool]:

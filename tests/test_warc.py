@@ -139,6 +139,9 @@ async def test_incompressible_payloads_and_unusual_heads(http: HTTPTestServer, t
     assert noise.raw == NOISE
     odd = next(r for r in records if r.type == "response" and r.url.endswith("/odd"))
     assert odd.raw == b"odd ok" and odd.http.get_header("X-Odd") == "tight"
+    # The head as it arrived, not as warcio would write it back ("X-Odd: tight").
+    wire = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-Odd:tight\r\nConnection: close\r\n\r\nodd ok"
+    assert b"Content-Length: %d\r\n\r\n" % len(wire) + wire + b"\r\n\r\n" in gzip.decompress(warc.read_bytes())
     resource = next(r for r in records if r.type == "resource")
     assert resource.raw == NOISE and resource.url == f"{ftp.url}/noise.bin"
 
@@ -435,4 +438,3 @@ async def test_recursive_mirror_archives_listings_and_files(tmp_path: Path) -> N
     assert resources[f"{server.url}/pub/big.bin"].raw == BODY
     listing = resources[f"{server.url}/pub/"]
     assert listing.content_type.startswith("text/x-ftp-") and b"big.bin" in listing.raw
-
