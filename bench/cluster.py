@@ -89,12 +89,15 @@ def main() -> int:
                 path.write_text("\n".join(half) + "\n")
             out = work / "out"
             one = fetch_bulk_command(every, out / "one", args.jobs)
-            split = " & ".join(
-                shlex.join(fetch_bulk_command(part, out / f"half{n}", args.jobs)) for n, part in enumerate(parts)
+            # Both halves at once; the exit status is the first failure's (a bare `wait` would say 0).
+            split = "; ".join(
+                f"{shlex.join(fetch_bulk_command(part, out / f'half{n}', args.jobs))} & p{n}=$!"
+                for n, part in enumerate(parts)
             )
+            split += "; wait $p0; a=$?; wait $p1; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]"
             commands = {
                 "one process": one,
-                "hand split (2 processes)": ["sh", "-c", split + " & wait"],
+                "hand split (2 processes)": ["sh", "-c", split],
                 f"cluster local:{args.workers}": [
                     *fetch_bulk_command(every, out / "cluster", args.jobs),
                     "--cluster",
