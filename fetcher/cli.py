@@ -74,6 +74,7 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "resolve_only": args.resolve_only,
         "listing_facts": args.json,
         "ftp_facts": args.ftp_facts,
+        "remote_time": True if args.remote_time or getattr(args, "timestamping", False) else None,
         "interactive": args.interactive,
         "proxy": args.proxy,
         "jobs": args.jobs,

@@ -360,6 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
     mirror.add_argument("--follow-schemes", metavar="LIST",
                         help="schemes recursion may cross into, e.g. ftp,gopher (default: none; stay on the start "
                         "URL's scheme)")  # fmt: skip
+    mirror.add_argument("-R", "--remote-time", action="store_true",
+                        help="bulk runs give FTP files the server's time (MDTM, one more command a file; "
+                        "default: only single fetches and -N do)")  # fmt: skip
     mirror.add_argument("-N", "--timestamping", action="store_true",
                         help="-r: transfer only files whose size or time differ from the local copy")  # fmt: skip
     mirror.add_argument("--parent", action="store_true",

@@ -137,6 +137,12 @@ class Settings:
     #: LIST's minute or day dates, symbolic links).  Off by default: it costs
     #: a round trip per file.
     ftp_facts: bool = False
+    #: Give saved files the server's modification time where it costs a
+    #: command (FTP MDTM, with SIZE beside it).  None: yes for one retrieval,
+    #: no in bulk runs (`fetch_all`), where it would be two of six commands per
+    #: file; -N and -R/--remote-time ask for it.  HTTP's Last-Modified is free
+    #: and always used.
+    remote_time: bool | None = None
     prospero_timeout: float = 4.0
     prospero_retries: int = 3
     interactive: bool = False

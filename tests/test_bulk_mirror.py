@@ -130,3 +130,34 @@ async def test_depth_limits_recursion(tmp_path: Path, depth: int) -> None:
                        "--no-progress", f"file://{source}/")  # fmt: skip
     assert code == 0
     assert len(_records(manifest)) == 1 + depth
+
+
+@pytest.mark.parametrize("extra", [[], ["-R"]])
+async def test_bulk_ftp_sends_only_what_a_retrieval_needs(tmp_path: Path, extra: list[str]) -> None:
+    """Bulk: EPSV and RETR per file, the length checked against the 150 reply; -R adds SIZE and MDTM
+    and gives files the server's time."""
+    import os
+
+    from tests.interop.ftp_servers import pyftpd
+
+    root = tmp_path / "root"
+    (root / "pub").mkdir(parents=True)
+    for index in range(5):
+        (root / "pub" / f"f{index}.bin").write_bytes(bytes([index]) * 3000)
+        os.utime(root / "pub" / f"f{index}.bin", (1_500_000_000, 1_500_000_000))
+    out = tmp_path / "out"
+    listing = tmp_path / "urls.txt"
+    with pyftpd(root) as server:
+        listing.write_text("".join(f"{server.url}/pub/f{index}.bin\n" for index in range(5)))
+        code = await _bulk("-i", str(listing), "-d", str(out), "--per-host", "1", "--no-progress", *extra)
+        commands = [line.split(" ", 1)[0] for session in server.commands() for line in session]
+    assert code == 0
+    for index in range(5):
+        assert (out / f"f{index}.bin").read_bytes() == bytes([index]) * 3000
+    verbs = {verb: commands.count(verb) for verb in ("RETR", "SIZE", "MDTM", "EPSV")}
+    if extra:
+        assert verbs == {"RETR": 5, "SIZE": 5, "MDTM": 5, "EPSV": 5}
+        assert (out / "f0.bin").stat().st_mtime == 1_500_000_000
+    else:
+        assert verbs == {"RETR": 5, "SIZE": 0, "MDTM": 0, "EPSV": 5}
+        assert (out / "f0.bin").stat().st_mtime > 1_500_000_000

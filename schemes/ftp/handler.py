@@ -28,7 +28,7 @@ from fetcher.url import URL, FtpURL
 from .control import Control, StaleControl, transient_from
 from .data import AsciiDecoder, HeldEntries, LineBatches, NameParser
 from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
-from .replies import BadReply, Reply, error_for, parse_mdtm, parse_pwd, parse_size
+from .replies import BadReply, Reply, announced_size, error_for, parse_mdtm, parse_pwd, parse_size
 from .retr import RetrBody
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
@@ -63,6 +63,18 @@ def choose_login(url: FtpURL, session: Session) -> Login:
     if found is not None:
         return Login(found[0], found[1])
     return Login("anonymous", session.settings.anon_password or DEFAULT_ANON_PASSWORD)
+
+
+def _wants_facts(session: Session) -> bool:
+    """SIZE and MDTM before RETR: for a resume, and for the server's time (`Settings.remote_time`)."""
+    if session.offset:
+        return True
+    wanted = session.settings.remote_time
+    if wanted is None:
+        from fetcher.client import _bulk_run
+
+        return not _bulk_run.get()
+    return wanted
 
 
 def _content_type(name: str, code: str) -> str:
@@ -208,7 +220,7 @@ class Handler:
         await control.set_type(code)
         size: int | None = None
         modified: datetime | None = None
-        if code == "I":
+        if code == "I" and _wants_facts(session):
             size = parse_size(await control.command("SIZE", name))
             modified = parse_mdtm(await control.command("MDTM", name))
         offset = 0
@@ -239,6 +251,8 @@ class Handler:
             raise
         final = None if reply.preliminary else reply
         decoder = AsciiDecoder() if code == "A" and not session.settings.raw else None
+        if size is None and code == "I" and not offset:
+            size = announced_size(reply)  # without SIZE, what the 150 reply announces checks the length
         expected = size - offset if size is not None and code == "I" else None
         body = RetrBody(control, data, final, name, decoder, expected)
         return self._document(url, control, release, name, code, size, modified, offset, body)

@@ -247,6 +247,17 @@ def parse_pasv(reply: Reply) -> tuple[str, int]:
     raise BadReply(f'cannot find an address in the PASV reply "{reply.summary}"')
 
 
+_ANNOUNCED = re.compile(r"\((\d{1,19}) bytes?\)")
+
+
+def announced_size(reply: Reply) -> int | None:
+    """The byte count a 150 reply announces ("... (4096 bytes)"), as vsftpd, ProFTPD and others do."""
+    if reply.code != 150:
+        return None
+    found = _ANNOUNCED.search(reply.lines[-1])
+    return int(found.group(1)) if found else None
+
+
 def parse_size(reply: Reply) -> int | None:
     """The byte count of a `213 n` reply to SIZE (RFC 3659 §4), or None for a refusal.
 
