@@ -13,10 +13,10 @@ import mimetypes
 import posixpath
 import re
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from fetcher import tap as archive
 from fetcher.client import Session
@@ -30,6 +30,10 @@ from .data import AsciiDecoder, HeldEntries, LineBatches, NameParser
 from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
 from .replies import BadReply, Reply, announced_size, error_for, parse_mdtm, parse_pwd, parse_size
 from .retr import RetrBody
+
+if TYPE_CHECKING:
+    from fetcher.client import Client
+    from fetcher.lanes import LaneWork
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"
@@ -87,6 +91,18 @@ def _content_type(name: str, code: str) -> str:
 class Handler:
     scheme = "ftp"
     default_port = 21
+
+    # -- the bulk lane (fetcher/lanes.py, lane.py): a kept control connection --------
+
+    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
+        from . import lane
+
+        return lane.lane_key(url, client, resume=resume)
+
+    async def run_lane(self, work: LaneWork) -> None:
+        from . import lane
+
+        await lane.run_lane(self, work)
 
     async def open(self, url: URL, session: Session) -> Resource:
         if not isinstance(url, FtpURL):

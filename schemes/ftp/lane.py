@@ -1,0 +1,202 @@
+"""The FTP bulk lane: one logged-in control connection serves a host's URLs one after another.
+
+FTP cannot pipeline retrievals (each RETR needs its own data connection),
+so this lane (fetcher/lanes.py) saves what surrounds the protocol instead:
+a bulk run's task per URL, its Session, deadlines, Resource plumbing and
+the threaded writer of `save`.  Each URL runs through the handler's own
+`_operate` (CWD per segment, TYPE, the typecode guess, RETR, the length and
+final-reply checks of `_body`), on a control connection the worker keeps
+between URLs, and its body goes to a `BodyWriter`.  A listing (a name that
+turned out to be a directory) comes back as the task path returns it.
+
+`lane_key` admits plain `ftp:` retrievals of a named file (no typecode or
+`;type=i`) without credentials of their own (-u, userinfo), TLS, resume,
+archive tap, trace, --max-time, --max-filesize or --limit-rate; the login
+is then the same for every URL of the host (netrc or anonymous).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from fetcher import guard, tap
+from fetcher.errors import FetchError, ProtocolError
+from fetcher.net import current_budget
+from fetcher.sink import BodyWriter
+from fetcher.url import URL, FtpURL
+
+from .control import Control, StaleControl
+
+if TYPE_CHECKING:
+    from fetcher.client import Client
+    from fetcher.lanes import LaneItem, LaneWork
+
+    from .handler import Handler, PoolKey
+
+trace = logging.getLogger("fetcher.trace")
+
+#: URLs taken from the queue at once (the worker runs them one by one).
+BATCH = 16
+
+
+def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
+    """(host, port, login user) when `url` may take the lane; else None."""
+    settings = client.settings
+    if (
+        resume
+        or not isinstance(url, FtpURL)
+        or url.scheme != "ftp"
+        or url.user is not None
+        or url.typecode not in (None, "i")
+        or not url.name
+        or settings.user is not None
+        or settings.ftp_tls
+        or settings.max_time
+        or settings.max_size is not None
+        or settings.limit_rate
+        or tap.active_recorder() is not None
+        or trace.isEnabledFor(logging.DEBUG)
+    ):
+        return None
+    try:
+        guard.check(url, client.policy)
+    except FetchError:
+        return None
+    found = client.netrc_credentials(url.host)
+    return (url.host, url.port, found[0] if found is not None else "anonymous")
+
+
+async def run_lane(handler: Handler, work: LaneWork) -> None:
+    lane = _Lane(handler, work)
+    try:
+        while items := (work.take(BATCH) or await work.wait(BATCH)):
+            for item in items:
+                await lane.retrieve(item)
+    finally:
+        await lane.close()
+
+
+class _Lane:
+    def __init__(self, handler: Handler, work: LaneWork) -> None:
+        self.handler = handler
+        self.work = work
+        self.client = work.client
+        self.control: Control | None = None
+        self.key: PoolKey | None = None
+
+    async def _control(self, url: FtpURL, session: object) -> Control:
+        from .handler import choose_login
+
+        if self.control is not None and self.control.reusable:
+            return self.control
+        await self._drop()
+        login = choose_login(url, session)  # type: ignore[arg-type]
+        self.key = (url.scheme, url.host, url.port, login.user, False)
+        pooled = await self.client.pool.take(self.key)
+        if isinstance(pooled, Control):
+            pooled.reused = True
+            self.control = pooled
+        else:
+            self.control = await self.handler._connect(url, session, login, implicit=False, explicit=False)  # type: ignore[arg-type]
+        return self.control
+
+    async def retrieve(self, item: LaneItem) -> None:
+        from fetcher.client import Fetched, Session
+
+        url = item.url
+        assert isinstance(url, FtpURL)
+        work = self.work
+        client = self.client
+        session = Session(client, url)
+        current_budget.set(client.budget(url))
+        for attempt in (1, 2):
+            try:
+                control = await self._control(url, session)
+                resource = await self.handler._operate(url, session, control, _keep)
+                break
+            except StaleControl as error:
+                # A pooled control connection the server had closed: once more on a new one.
+                await self._drop()
+                if attempt == 2:
+                    await work.failed(item, ProtocolError(f"the FTP conversation with {url.host} broke: {error}"))
+                    return
+            except FetchError as error:
+                if self.control is not None and not self.control.reusable:
+                    await self._drop()
+                await work.failed(item, error)
+                return
+            except BaseException:
+                await self._drop()
+                raise
+        if resource.kind != "document":
+            await resource.aclose()
+            await work.done(item, Fetched(url=resource.url, kind=resource.kind, entries=resource.entries,
+                                          advisory=resource.advisory, content_type=resource.content_type,
+                                          metadata=resource.metadata))  # fmt: skip
+            return
+        await self._save(item, url, resource)
+
+    async def _save(self, item: LaneItem, url: FtpURL, resource: object) -> None:
+        from fetcher.resource import Resource
+
+        assert isinstance(resource, Resource)
+        work = self.work
+        on_chunk = work.on_chunk
+        try:
+            writer = BodyWriter(url, work.path(item), resource.content_type)
+        except FetchError as error:
+            await resource.aclose()  # mid-transfer: the control connection is not kept
+            await self._drop_if_unusable()
+            await work.failed(item, error)
+            return
+        try:
+            async for chunk in resource:
+                writer.write(chunk)
+                if on_chunk is not None:
+                    on_chunk(url, len(chunk))
+            if resource.size is not None and writer.size != resource.size:
+                raise ProtocolError(
+                    f"transfer ended at {writer.size} of {resource.size} bytes",
+                    hint="run again with -C/--continue to resume",
+                )
+            modified = resource.modified.timestamp() if resource.modified is not None else None
+            result = writer.finish(modified, resource.filename)
+        except FetchError as error:
+            writer.abandon()
+            await resource.aclose()
+            await self._drop_if_unusable()
+            await work.failed(item, error)
+            return
+        except BaseException:
+            writer.abandon()
+            await resource.aclose()
+            await self._drop()
+            raise
+        await resource.aclose()
+        await self._drop_if_unusable()
+        await work.done(item, result)
+
+    async def _drop_if_unusable(self) -> None:
+        if self.control is not None and not self.control.reusable:
+            await self._drop()
+
+    async def _drop(self) -> None:
+        control, self.control = self.control, None
+        if control is not None:
+            await control.aclose()
+
+    async def close(self) -> None:
+        """The control connection goes back to the pool when it can carry another URL."""
+        control, self.control = self.control, None
+        if control is None:
+            return
+        if control.reusable and self.key is not None:
+            await self.client.pool.give(self.key, control)
+        else:
+            await control.aclose()
+
+
+async def _keep() -> None:
+    """The handler's release: the lane keeps the control connection for its next URL."""
