@@ -44,13 +44,26 @@ class TooSlow(Exception):
     """
 
 
-@contextmanager
-def fail_at(deadline: float) -> Iterator[aio.Scope]:
-    """Cancel the block at `deadline` (anyio.current_time clock) and raise TooSlow."""
-    with aio.cancel_scope(deadline=deadline) as scope:
-        yield scope
-    if scope.cancelled_caught:
-        raise TooSlow
+class fail_at:
+    """`with fail_at(deadline):` cancels the block at `deadline` (anyio.current_time clock) and raises TooSlow.
+
+    A class rather than a @contextmanager generator: every read and send of
+    every connection enters one, so its cost is per read.
+    """
+
+    __slots__ = ("scope",)
+
+    def __init__(self, deadline: float) -> None:
+        self.scope = aio.cancel_scope(deadline=deadline)
+
+    def __enter__(self) -> aio.Scope:
+        return self.scope.__enter__()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> bool:
+        suppressed = bool(self.scope.__exit__(kind, error, tb))
+        if self.scope.cancelled_caught:
+            raise TooSlow
+        return suppressed
 
 
 def fail_after(seconds: float) -> Any:
@@ -141,6 +154,8 @@ current_budget: ContextVar[Budget | None] = ContextVar("fetcher_budget", default
 
 
 RECEIVE_SIZE = 256 * 1024
+#: Direct socket operations in a row before one goes through the scheduler (`Connection.use_raw_socket`).
+DIRECT_RUN = 16
 MAX_LINE = 64 * 1024
 
 
@@ -192,6 +207,7 @@ async def open_connection(
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 1024 * 1024)
         except OSError:  # pragma: no cover - a platform without the option
             pass
+        connection.use_raw_socket(sock)
     if tls is not None:
         await connection.start_tls(tls, server_hostname or host)
     trace.debug("* connected to %s:%s%s", host, port, " (TLS)" if tls is not None else "")
@@ -223,6 +239,12 @@ class Connection:
         self._received = 0
         self._socket: socket.socket | None = None
         self._splice_works = True
+        #: The plain TCP socket under `stream` when reads and sends may try it
+        #: directly first (trio only; see `use_raw_socket`), else None.
+        self._raw: socket.socket | None = None
+        #: Direct reads and sends left before the next one goes through the
+        #: scheduler (a checkpoint: fairness and cancellation).
+        self._direct = 0
 
     def __repr__(self) -> str:
         return f"<Connection {self.host}:{self.port}>"
@@ -257,12 +279,28 @@ class Connection:
             hint="raise --timeout if the server is slow",
         )
 
+    def use_raw_socket(self, sock: socket.socket) -> None:
+        """Let reads and sends try the non-blocking socket directly before waiting.
+
+        On loopback and fast links most reads find data already there and
+        most sends fit the socket buffer; going through the stream then costs
+        a cancel scope, a deadline and two trips through the scheduler for
+        nothing.  The direct try is a plain non-blocking recv/send; only
+        when it would block does the stream (with every timeout) take over.
+        Every DIRECT_RUN direct operations one goes the long way, so a busy
+        transfer still yields to other tasks and sees cancellation.  Only on
+        trio: asyncio's transports read the socket themselves.
+        """
+        if aio.on_trio() and sock.gettimeout() == 0.0:
+            self._raw = sock
+
     async def start_tls(self, context: ssl.SSLContext, server_hostname: str) -> None:
         """Wrap the stream in TLS (implicit TLS, or after AUTH TLS / STARTTLS)."""
         import anyio
 
         if self._buffer:
             raise ProtocolError("the server sent data before the TLS handshake")
+        self._raw = None  # from here on the bytes on the socket are TLS records
         # standard_compatible=False is trio's https_compatible=True: a server
         # closing without close_notify ends the stream instead of breaking it
         # (HTTP/1.0 bodies delimited by the close do that).
@@ -314,6 +352,18 @@ class Connection:
         import anyio
 
         budget = current_budget.get()
+        if self._raw is not None and self._direct > 0:
+            self._direct -= 1
+            try:
+                data = self._raw.recv(max_bytes)
+            except BlockingIOError:
+                pass  # nothing there yet: wait for it below, under the timeouts
+            except OSError as error:
+                raise self._broken(error) from None
+            else:
+                self._count(len(data), budget, aio.current_time() if budget is not None else 0.0)
+                return data
+        self._direct = DIRECT_RUN
         started = aio.current_time()
         until, why = self._read_until(budget, started)
         try:
@@ -503,6 +553,18 @@ class Connection:
     async def send_all(self, data: bytes) -> None:
         import anyio
 
+        if self._raw is not None and self._direct > 0:
+            self._direct -= 1
+            try:
+                sent = self._raw.send(data)
+            except BlockingIOError:
+                sent = 0
+            except OSError as error:
+                raise ProtocolError(f"connection to {self.host}:{self.port} broke while sending: {error}") from None
+            if sent == len(data):
+                return
+            data = data[sent:]
+        self._direct = DIRECT_RUN
         budget = current_budget.get()
         until = aio.current_time() + self.timeout
         try:
