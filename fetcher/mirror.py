@@ -34,17 +34,19 @@ import codecs
 import hashlib
 import os
 import time
-import urllib.robotparser
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin
 
 from .errors import FetchError, LimitExceeded
 from .etags import EtagStore
 from .resource import Entry
 from .url import URL
+
+if TYPE_CHECKING:
+    import urllib.robotparser
 
 #: Listing types that name something a mirror cannot save, with the reason.
 UNMIRRORABLE: dict[str, str] = {
@@ -241,6 +243,8 @@ class Robots:
         if text is None:
             self.rules[origin] = None
             return
+        import urllib.robotparser  # only -r over HTTP reads robots.txt (it pulls in urllib.request)
+
         parser = urllib.robotparser.RobotFileParser()
         parser.parse(text.splitlines())
         self.rules[origin] = parser
