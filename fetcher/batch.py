@@ -163,7 +163,10 @@ class FetchAll:
                 try:
                     if url is None:
                         url = parse_url(text) if isinstance(text, str) else text
-                    async with host_limit(url):
+                    host = host_limit(url)
+                    if lanes is not None and host.value == 0:
+                        lanes.release_idle_host(host)  # idle lane workers of this host hold its slots
+                    async with host:
                         outcome.result = await general(url, outcome)
                 except FetchError as error:
                     outcome.error = error

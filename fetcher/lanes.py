@@ -76,6 +76,8 @@ class LaneWork:
         self.on_chunk = lanes.on_chunk
         self._results = results
         self.retired = False
+        #: The per-host slot this worker holds (set when it starts).
+        self.host: anyio.Semaphore | None = None
 
     def take(self, count: int) -> list[LaneItem]:
         """Up to `count` queued URLs, without waiting (an empty list when none are queued)."""
@@ -100,7 +102,7 @@ class LaneWork:
                 return taken
             if self.lanes.input_done:
                 break
-            if not await self.lanes.idle(self.key):
+            if not await self.lanes.idle(self.key, self.host):
                 break
         self._retire()
         return []
@@ -199,24 +201,37 @@ class Lanes:
         self._queued = 0
         self._space: anyio.Event | None = None
         #: Workers waiting for URLs: key -> [(event, verdict)]; the verdict says stay (True) or retire.
-        self._idle: dict[Hashable, list[tuple[anyio.Event, list[bool]]]] = {}
+        self._idle: dict[Hashable, list[tuple[anyio.Event, list[bool], anyio.Semaphore | None]]] = {}
         self.input_done = False
 
-    async def idle(self, key: Hashable) -> bool:
-        """Wait for URLs of `key`; False when the worker should retire instead."""
-        if self.job_limit.statistics().tasks_waiting:
-            # The feeder waits for a job slot (another key's worker, a task-path URL): an idle
-            # worker gives its slot up, or with -j 1 the run would wait for ever.
+    async def idle(self, key: Hashable, host: anyio.Semaphore | None = None) -> bool:
+        """Wait for URLs of `key`; False when the worker should retire instead.
+
+        `host` is the per-host slot the worker holds.  An idle worker gives
+        its slots up at once when someone waits for them: the feeder for a
+        job slot (another key's worker, a task-path URL; with -j 1 the run
+        would wait for ever), or a task of the same host for its host slot
+        (say a directory to list, which the lane's next URLs come from).
+        """
+        if self.job_limit.statistics().tasks_waiting or (host is not None and host.statistics().tasks_waiting):
             return False
         event, verdict = anyio.Event(), [False]
-        self._idle.setdefault(key, []).append((event, verdict))
+        self._idle.setdefault(key, []).append((event, verdict, host))
         await event.wait()
         return verdict[0]
+
+    def release_idle_host(self, host: anyio.Semaphore) -> None:
+        """Idle workers holding `host` retire: a task on the task path needs that per-host slot."""
+        for waiting in self._idle.values():
+            for entry in [entry for entry in waiting if entry[2] is host]:
+                waiting.remove(entry)
+                entry[1][0] = False
+                entry[0].set()
 
     def _wake(self, key: Hashable, stay: bool) -> None:
         waiting = self._idle.get(key)
         if waiting:
-            event, verdict = waiting.pop()
+            event, verdict, _ = waiting.pop()
             verdict[0] = stay
             event.set()
 
@@ -232,7 +247,7 @@ class Lanes:
     def release_idle(self) -> None:
         """Idle workers give up their job slots (the feeder needs one, or the input ended)."""
         for waiting in self._idle.values():
-            for event, verdict in waiting:
+            for event, verdict, _ in waiting:
                 verdict[0] = False
                 event.set()
             waiting.clear()
@@ -309,7 +324,10 @@ class Lanes:
     ) -> None:
         work = LaneWork(self, key, results)
         try:
-            async with results, self.host_limit(url):
+            work.host = self.host_limit(url)
+            if work.host.value == 0:
+                self.release_idle_host(work.host)  # idle workers of another key on this host
+            async with results, work.host:
                 await handler.run_lane(work)
                 # Whatever is still queued (a worker that stopped early) goes the task path.
                 for item in _drain(work):
