@@ -31,11 +31,12 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
-from .errors import FetchError
+from .errors import FetchError, ProtocolError
 from .url import URL
 
 if TYPE_CHECKING:
     from .client import Client, Fetched, Outcome
+    from .resource import Resource
     from .sink import Download
 
 #: Queued lane URLs (all keys together) before the feeder waits: bounds memory
@@ -344,3 +345,105 @@ def _drain(work: LaneWork) -> list[LaneItem]:
         items += batch
     work._retire()
     return items
+
+
+# -- the sequential lane: for handlers whose URLs each need an exchange of their own --------
+
+
+#: URLs a sequential lane worker takes from the queue at once (it runs them one by one).
+SEQUENTIAL_BATCH = 16
+
+
+def sequential_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
+    """The lane key of a handler that opts into `run_sequential`: the host, when nothing per-URL applies.
+
+    Refused (task path): a resume, an archive tap, --max-time, --max-filesize,
+    --limit-rate (each is applied by the task path's `Client.open`), -u
+    credentials (bound to the first URL's origin there), a URL the guard refuses.
+    """
+    from . import guard, tap
+
+    settings = client.settings
+    if (
+        resume
+        or settings.max_time
+        or settings.max_size is not None
+        or settings.limit_rate
+        or settings.user is not None
+        or tap.active_recorder() is not None
+    ):
+        return None
+    try:
+        guard.check(url, client.policy)
+    except FetchError:
+        return None
+    return (url.scheme, getattr(url, "host", None), getattr(url, "port", None))
+
+
+async def run_sequential(work: LaneWork) -> None:
+    """Open each URL as the task path does (`Client._open`: guard, handler), write it with a `BodyWriter`.
+
+    What this saves is the task path's frame around the exchange: a task, a
+    per-host acquisition, a budget scope and retry frame, and `save`'s
+    thread hops, per URL.  Failures are retried on the task path, as there.
+    """
+    from .net import current_budget
+
+    client = work.client
+    while items := (work.take(SEQUENTIAL_BATCH) or await work.wait(SEQUENTIAL_BATCH)):
+        for item in items:
+            current_budget.set(client.budget(item.url))
+            try:
+                resource = await client._open(item.url)
+            except FetchError as error:
+                await work.failed(item, error)
+                continue
+            await deliver(work, item, resource)
+
+
+async def deliver(work: LaneWork, item: LaneItem, resource: Resource) -> None:
+    """Report `resource` as `item`'s outcome: a document written through a `BodyWriter`, else a `Fetched`.
+
+    The resource is closed in every case; the caller's connection state is
+    what the handler's closer left.
+    """
+    from .client import Fetched
+    from .sink import BodyWriter
+
+    if resource.kind != "document":
+        await resource.aclose()
+        await work.done(item, Fetched(url=resource.url, kind=resource.kind, entries=resource.entries,
+                                      advisory=resource.advisory, content_type=resource.content_type,
+                                      metadata=resource.metadata))  # fmt: skip
+        return
+    url = item.url
+    on_chunk = work.on_chunk
+    try:
+        writer = BodyWriter(url, work.path(item), resource.content_type)
+    except FetchError as error:
+        await resource.aclose()
+        await work.failed(item, error)
+        return
+    try:
+        async for chunk in resource:
+            writer.write(chunk)
+            if on_chunk is not None:
+                on_chunk(url, len(chunk))
+        if resource.size is not None and writer.size != resource.size:
+            raise ProtocolError(
+                f"transfer ended at {writer.size} of {resource.size} bytes",
+                hint="run again with -C/--continue to resume",
+            )
+        modified = resource.modified.timestamp() if resource.modified is not None else None
+        result = writer.finish(modified, resource.filename, resource.metadata.get("etag"))
+    except FetchError as error:
+        writer.abandon()
+        await resource.aclose()
+        await work.failed(item, error)
+        return
+    except BaseException:
+        writer.abandon()
+        await resource.aclose()
+        raise
+    await resource.aclose()
+    await work.done(item, result)

@@ -64,7 +64,7 @@ def _touched(server: FakeFtpServer) -> list[str]:
             verb, _, argument = line.partition(" ")
             if verb == "CWD":
                 cwd = os.path.normpath(os.path.join(cwd, argument))
-                seen.append(cwd + "/")
+                seen.append(cwd.rstrip("/") + "/")  # "CWD /" (back to the login directory) is "/", not "//"
             elif verb in ("RETR", "SIZE", "MDTM"):
                 seen.append(os.path.normpath(os.path.join(cwd, argument)))
             elif verb in ("LIST", "NLST", "MLSD"):

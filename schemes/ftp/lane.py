@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from fetcher import guard, tap
 from fetcher.errors import FetchError, ProtocolError
+from fetcher.lanes import deliver
 from fetcher.net import current_budget
-from fetcher.sink import BodyWriter
 from fetcher.url import URL, FtpURL
 
 from .control import Control, StaleControl
@@ -32,6 +32,7 @@ from .control import Control, StaleControl
 if TYPE_CHECKING:
     from fetcher.client import Client
     from fetcher.lanes import LaneItem, LaneWork
+    from fetcher.resource import Resource
 
     from .handler import Handler, PoolKey
 
@@ -103,7 +104,7 @@ class _Lane:
         return self.control
 
     async def retrieve(self, item: LaneItem) -> None:
-        from fetcher.client import Fetched, Session
+        from fetcher.client import Session
 
         url = item.url
         assert isinstance(url, FtpURL)
@@ -130,53 +131,15 @@ class _Lane:
             except BaseException:
                 await self._drop()
                 raise
-        if resource.kind != "document":
-            await resource.aclose()
-            await work.done(item, Fetched(url=resource.url, kind=resource.kind, entries=resource.entries,
-                                          advisory=resource.advisory, content_type=resource.content_type,
-                                          metadata=resource.metadata))  # fmt: skip
-            return
-        await self._save(item, url, resource)
+        await self._deliver(item, resource)
 
-    async def _save(self, item: LaneItem, url: FtpURL, resource: object) -> None:
-        from fetcher.resource import Resource
-
-        assert isinstance(resource, Resource)
-        work = self.work
-        on_chunk = work.on_chunk
+    async def _deliver(self, item: LaneItem, resource: Resource) -> None:
         try:
-            writer = BodyWriter(url, work.path(item), resource.content_type)
-        except FetchError as error:
-            await resource.aclose()  # mid-transfer: the control connection is not kept
-            await self._drop_if_unusable()
-            await work.failed(item, error)
-            return
-        try:
-            async for chunk in resource:
-                writer.write(chunk)
-                if on_chunk is not None:
-                    on_chunk(url, len(chunk))
-            if resource.size is not None and writer.size != resource.size:
-                raise ProtocolError(
-                    f"transfer ended at {writer.size} of {resource.size} bytes",
-                    hint="run again with -C/--continue to resume",
-                )
-            modified = resource.modified.timestamp() if resource.modified is not None else None
-            result = writer.finish(modified, resource.filename)
-        except FetchError as error:
-            writer.abandon()
-            await resource.aclose()
-            await self._drop_if_unusable()
-            await work.failed(item, error)
-            return
+            await deliver(self.work, item, resource)
         except BaseException:
-            writer.abandon()
-            await resource.aclose()
             await self._drop()
             raise
-        await resource.aclose()
-        await self._drop_if_unusable()
-        await work.done(item, result)
+        await self._drop_if_unusable()  # a body not read to its end leaves the conversation mid-transfer
 
     async def _drop_if_unusable(self) -> None:
         if self.control is not None and not self.control.reusable:

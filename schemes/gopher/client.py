@@ -9,8 +9,8 @@ server answers one request per connection, so nothing is pooled.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from typing import Protocol
+from collections.abc import AsyncIterator, Hashable
+from typing import TYPE_CHECKING, Protocol
 
 from fetcher import guard
 from fetcher import tap as archive
@@ -41,6 +41,10 @@ from .request import request_bytes, split_request
 from .server_errors import ERROR_PEEK, error_for_message, error_only, error_reply, menu_warning, resembles_error
 from .text import DotTerminated, FinalDot
 from .types import MENU_VIEWS, content_type_for, item_type
+
+if TYPE_CHECKING:
+    from fetcher.client import Client
+    from fetcher.lanes import LaneWork
 
 log = logging.getLogger("fetcher")
 
@@ -502,6 +506,19 @@ class Handler:
 
     scheme = "gopher"
     default_port = 70
+
+    # -- the bulk lane (fetcher/lanes.py): one connection per item anyway, so the
+    # lane only saves the task path's frame around each exchange.
+
+    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
+        from fetcher.lanes import sequential_key
+
+        return sequential_key(url, client, resume=resume)
+
+    async def run_lane(self, work: LaneWork) -> None:
+        from fetcher.lanes import run_sequential
+
+        await run_sequential(work)
 
     async def open(self, url: URL, session: Session) -> Resource:
         if not isinstance(url, GopherURL):
