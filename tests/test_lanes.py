@@ -27,9 +27,11 @@ async def test_a_task_path_url_of_the_host_gets_a_slot_from_idle_lane_workers(tm
         base = f"{server.url}/pub"
         async with Client() as client:
             results = []
+            def destination(url: object) -> Path:
+                return out / str(url).rsplit("/", 1)[1]
+
             with trio.fail_after(20):
-                async with client.fetch_all(receive, jobs=4, per_host=2,
-                                            destination=lambda url: out / str(url).rsplit("/", 1)[1]) as outcomes:  # fmt: skip
+                async with client.fetch_all(receive, jobs=4, per_host=2, destination=destination) as outcomes:
                     # Two files take the lane (its workers then idle, holding both host slots) ...
                     send.send_nowait(f"{base}/f0.txt")
                     send.send_nowait(f"{base}/f1.txt")
