@@ -401,11 +401,15 @@ async def run_sequential(work: LaneWork) -> None:
             await deliver(work, item, resource)
 
 
-async def deliver(work: LaneWork, item: LaneItem, resource: Resource) -> None:
+async def deliver(
+    work: LaneWork, item: LaneItem, resource: Resource, *, settle: Callable[[], Awaitable[None]] | None = None
+) -> None:
     """Report `resource` as `item`'s outcome: a document written through a `BodyWriter`, else a `Fetched`.
 
     The resource is closed in every case; the caller's connection state is
-    what the handler's closer left.
+    what the handler's closer left.  `settle` runs after a failure's close
+    and before the failure is reported (and perhaps retried on the task
+    path): a lane gives back a connection there that the retry can reuse.
     """
     from .client import Fetched
     from .sink import BodyWriter
@@ -422,6 +426,8 @@ async def deliver(work: LaneWork, item: LaneItem, resource: Resource) -> None:
         writer = BodyWriter(url, work.path(item), resource.content_type)
     except FetchError as error:
         await resource.aclose()
+        if settle is not None:
+            await settle()
         await work.failed(item, error)
         return
     try:
@@ -439,6 +445,8 @@ async def deliver(work: LaneWork, item: LaneItem, resource: Resource) -> None:
     except FetchError as error:
         writer.abandon()
         await resource.aclose()
+        if settle is not None:
+            await settle()
         await work.failed(item, error)
         return
     except BaseException:

@@ -124,8 +124,7 @@ class _Lane:
                     await work.failed(item, ProtocolError(f"the FTP conversation with {url.host} broke: {error}"))
                     return
             except FetchError as error:
-                if self.control is not None and not self.control.reusable:
-                    await self._drop()
+                await self.close()  # kept in the pool if it can go on: a retry on the task path takes it
                 await work.failed(item, error)
                 return
             except BaseException:
@@ -135,7 +134,7 @@ class _Lane:
 
     async def _deliver(self, item: LaneItem, resource: Resource) -> None:
         try:
-            await deliver(self.work, item, resource)
+            await deliver(self.work, item, resource, settle=self.close)
         except BaseException:
             await self._drop()
             raise
