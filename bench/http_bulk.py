@@ -67,10 +67,35 @@ def main() -> int:
                 got = len(list(directory.iterdir()))
                 if got != args.count:
                     figure.notes.append(f"{tool} left {got} of {args.count} files")
+            # The same commands on one URL: what each tool costs to start, so the
+            # report can give the CPU of one more URL (issue 17's "CPU per small URL").
+            one_list = work / "one.txt"
+            one_list.write_text(urls[0] + "\n")
+            one_config = work / "one.cfg"
+            one_config.write_text(f'url = "{urls[0]}"\noutput = "f00000.bin"\n')
+            one = Figure("http_bulk, one URL", "start-up of the same commands")
+            alternate(
+                one,
+                {
+                    "fetcher": fetch_bulk_command(one_list, outputs["fetcher"], args.jobs),
+                    "curl": curl_parallel_command(one_config, outputs["curl"], args.jobs),
+                },
+                runs=args.runs,
+                before_each=clean,
+            )
+            per_url = {
+                tool: (figure.cpu_median(tool) - one.cpu_median(tool)) / max(args.count - 1, 1) * 1e6
+                for tool in ("fetcher", "curl")
+            }
+            ratio = per_url["fetcher"] / per_url["curl"] if per_url["curl"] > 0 else float("nan")
+            figure.notes.append(
+                f"CPU per URL beyond start-up: fetcher {per_url['fetcher']:.0f} us, curl {per_url['curl']:.0f} us, "
+                f"fetcher/curl {ratio:.2f}"
+            )
     finally:
         remove_tree(content)
         remove_tree(work)
-    report([figure], args.report)
+    report([figure, one], args.report)
     return 0
 
 
