@@ -295,6 +295,12 @@ class Lanes:
             self.flush()
             self._space = self._space or anyio.Event()
             await self._space.wait()
+        try:
+            # Named now, in input order, as the task path names a URL when its task starts:
+            # names that must be told apart (two hosts' index.html) do not depend on timing.
+            item.path = self.destination(item.url)
+        except FetchError:
+            pass  # named (and the error met again) when it is retrieved
         queue = self.queues.get(key)
         if queue is None:
             queue = self.queues[key] = deque()
