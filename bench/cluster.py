@@ -11,7 +11,9 @@ Four hosts (nginx over HTTP, vsftpd over FTP, two in-repo Gopher servers),
 - cluster: `fetch -i ALL -d OUT -j 8 --per-host 8 --cluster local:2` (starting
   the local cluster is part of its time).
 
-The per-URL overhead of the cluster path is (cluster - hand split) / count.
+The per-URL overhead of the cluster path is (cluster - hand split) / count,
+in wall time and in CPU seconds (user + system of the process tree: the
+driver and its forked workers; the steadier figure on a shared machine).
 On a 2-core machine the servers share the cores with the clients.  vsftpd
 needs root.
 """
@@ -123,10 +125,13 @@ def main() -> int:
     medians = {name: statistics.median(s.seconds for s in samples) for name, samples in figure.samples.items()}
     hand = medians["hand split (2 processes)"]
     cluster = medians[f"cluster local:{args.workers}"]
+    cpu = {name: statistics.median(s.cpu_s for s in samples) for name, samples in figure.samples.items()}
+    hand_cpu, cluster_cpu = cpu["hand split (2 processes)"], cpu[f"cluster local:{args.workers}"]
     print(
         f"\nhand split / one process: {hand / medians['one process']:.2f}; "
-        f"cluster / hand split: {cluster / hand:.2f}; "
-        f"cluster overhead per URL: {(cluster - hand) / args.count * 1e6:.0f} us"
+        f"cluster / hand split: {cluster / hand:.2f} (CPU {cluster_cpu / hand_cpu:.2f}); "
+        f"cluster overhead per URL: {(cluster - hand) / args.count * 1e6:.0f} us wall, "
+        f"{(cluster_cpu - hand_cpu) / args.count * 1e6:.0f} us CPU"
     )
     if args.report is not None:
         write_report([figure], args.report)
