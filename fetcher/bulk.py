@@ -17,7 +17,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,7 +39,7 @@ from .url import URL, parse_url
 LIMIT_EXIT = 7
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
     """One URL of the run: from the input (with its line) or found by recursion."""
 
@@ -49,7 +49,8 @@ class Job:
     depth: int = 0
     parent: str | None = None
     path: Path | None = None
-    record: dict[str, Any] = field(default_factory=dict)
+    #: Its record was written (the record itself is not kept: memory stays flat over a long run).
+    done: bool = False
     #: From the listing entry that led here (Entry.filename / Entry.immutable).
     suggested: str | None = None
     immutable: bool = False
@@ -279,7 +280,7 @@ class BulkRun:
             self.totals.interrupted += 1
         else:
             self.totals.skipped += 1
-        job.record = record
+        job.done = True
         if self.mirror is not None:
             self.mirror.count(record)
         if self.fatal is None:
@@ -677,7 +678,7 @@ class BulkRun:
 
     def mark_interrupted(self) -> None:
         for job in self.by_url.values():
-            if not job.record:
+            if not job.done:
                 self.finish(job, _record(job, "interrupted", exit_code=130))
 
 
