@@ -155,6 +155,9 @@ def _passive_range(size: int = 40) -> tuple[int, int]:
         taken = False
         for port in range(start, start + size):
             with socket.socket() as probe:
+                # As vsftpd binds its passive sockets: a port whose last connection is in
+                # TIME_WAIT (thousands after a bulk benchmark) is free for it.
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:
                     probe.bind(("127.0.0.1", port))
                 except OSError:
