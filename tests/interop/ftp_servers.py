@@ -148,7 +148,7 @@ def _ensure_user(home: Path) -> None:
 
 def _passive_range(size: int = 40) -> tuple[int, int]:
     """A run of `size` consecutive ports that are free right now (checked one by one)."""
-    for _ in range(50):
+    for _ in range(500):  # after a bulk benchmark most of the ephemeral range may be in TIME_WAIT
         start = free_port()
         if start + size >= 65535:
             continue
