@@ -201,7 +201,7 @@ class Lanes:
         self.disabled: set[Hashable] = set()
         self._queued = 0
         self._space: anyio.Event | None = None
-        #: Workers waiting for URLs: key -> [(event, verdict)]; the verdict says stay (True) or retire.
+        #: Workers waiting for URLs: key -> [(event, verdict, host slot held)]; the verdict says stay (True) or retire.
         self._idle: dict[Hashable, list[tuple[anyio.Event, list[bool], anyio.Semaphore | None]]] = {}
         self.input_done = False
 

@@ -28,6 +28,7 @@ proxies, WARC recording, -v traces, resumes, -N conditions, --max-time,
 from __future__ import annotations
 
 import logging
+import os
 from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
@@ -71,8 +72,6 @@ def _template(url: HttpURL, client: Client) -> Template | None:
         guard.check_headers(settings.headers, settings.user_agent)
     except FetchError:
         return None
-    import os
-
     if choose_proxy(url, settings.proxy, os.environ) is not None or client.netrc_credentials(url.host) is not None:
         return None
     head = build_request(url, user_agent=settings.user_agent, extra=settings.headers)
@@ -94,7 +93,7 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
         or settings.user is not None
         or settings.max_time
         or settings.max_size is not None
-        or getattr(settings, "limit_rate", None)
+        or settings.limit_rate
         or tap.active_recorder() is not None
         or trace.isEnabledFor(logging.DEBUG)
         or (client.conditions and str(url) in client.conditions)
@@ -112,7 +111,7 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
         url.target.encode("ascii")
     except (FetchError, UnicodeEncodeError):
         return None
-    if not url.target.isprintable() or " " in url.target:
+    if not url.target.isprintable() or " " in url.target:  # with the ASCII test: lean_request's [!-~]+
         return None
     return key
 
