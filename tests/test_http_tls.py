@@ -112,3 +112,25 @@ async def test_proxy_refusing_connect(nursery: trio.Nursery, cacert: str) -> Non
         with pytest.raises(ConnectError, match=r"refused to connect to 127\.0\.0\.1:.*HTTP 502"):
             await client.fetch(f"https://127.0.0.1:{dead}/hello.txt")
     assert proxy.tunnels == [f"127.0.0.1:{dead}"]
+
+
+async def test_bulk_over_https_pipelines_on_few_connections(
+    nursery: trio.Nursery, ca: trustme.CA, cacert: str, tmp_path: Path
+) -> None:
+    """The bulk lane (schemes/http/lane.py) over TLS: every file once, bytes intact, requests pipelined."""
+    server = await start(nursery, ca, "127.0.0.1")
+    for index in range(60):
+        server.add(f"/t{index}", bytes([index]) * (1000 + index), content_type="application/octet-stream")
+    urls = [server.url(f"/t{index}") for index in range(60)]
+
+    def destination(url: object) -> Path:
+        return tmp_path / str(url).rsplit("/", 1)[1]
+
+    async with Client(cacert=cacert) as client:
+        async with client.fetch_all(urls, jobs=2, per_host=2, destination=destination) as results:
+            outcomes = [outcome async for outcome in results]
+    assert all(outcome.ok for outcome in outcomes)
+    for index in range(60):
+        assert (tmp_path / f"t{index}").read_bytes() == bytes([index]) * (1000 + index)
+    assert sorted(request.target for request in server.requests) == sorted(f"/t{index}" for index in range(60))
+    assert server.connections <= 2 and server.pipelined > 0
