@@ -48,8 +48,11 @@ TOPICS: tuple[Topic, ...] = (
         "and RETR for a file or a listing for a directory (MLSD, else LIST; ;type=d asks for NLST, names only, "
         "as RFC 1738 says). A listing shows type, size, date and name. ;type=a converts line ends, ;type=i is "
         "binary (the default for files). %2F at the start of the path is the root directory. Connections are "
-        "pooled per host and user.",
-        ("-u", "--netrc-file", "--anon-password", "--ftp-account", "--ftp-tls", "-C", "-r", "-N", "--raw"),
+        "pooled per host and user. A single fetch asks SIZE and MDTM before RETR (the file gets the server's "
+        "time); bulk runs send only EPSV and RETR per file, checking the length against the 150 reply, unless "
+        "-R or -N asks for the time.",
+        ("-u", "--netrc-file", "--anon-password", "--ftp-account", "--ftp-tls", "-C", "-r", "-N", "-R",
+         "--ftp-facts", "--raw"),
         (
             "fetch ftp://ftp.example.org/pub/                   list a directory (type, size, date, name)",
             "fetch -O 'ftp://ftp.example.org/pub/README;type=a'  save a text file with local line ends",
@@ -63,7 +66,8 @@ TOPICS: tuple[Topic, ...] = (
         "Sends a GET (HTTP/1.1, keep-alive, gzip accepted and decoded unless --raw), follows redirects "
         "(-L, up to --max-redirs, only to --redirect-schemes), verifies TLS certificates, resumes with Range "
         "(-C). An HTML page is a document; with -r its links are followed. An error status fails the URL "
-        "(404: exit 6), its body shown with --show-error-body.",
+        "(404: exit 6), its body shown with --show-error-body. Bulk runs (-i, -r) pipeline plain GETs, up to 32 "
+        "in flight on each kept-alive connection; --no-pipeline sends one at a time.",
         (
             "-H",
             "-A",
@@ -81,6 +85,7 @@ TOPICS: tuple[Topic, ...] = (
             "--raw",
             "-r",
             "--no-robots",
+            "--no-pipeline",
             "--warc-file",
         ),
         (
@@ -205,7 +210,8 @@ def _by_scheme() -> dict[str, Topic]:
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
-    return textwrap.fill(text, width=78, initial_indent=indent, subsequent_indent=indent)
+    # Never break inside an option name (--ftp-facts) or a URL at its hyphens.
+    return textwrap.fill(text, width=78, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def example_lines(examples: tuple[str, ...]) -> list[str]:
