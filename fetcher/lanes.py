@@ -335,22 +335,10 @@ class Lanes:
             if work.host.value == 0:
                 self.release_idle_host(work.host)  # idle workers of another key on this host
             async with results, work.host:
-                await handler.run_lane(work)
-                # Whatever is still queued (a worker that stopped early) goes the task path.
-                for item in _drain(work):
-                    await work.general(item)
+                await handler.run_lane(work)  # returns once `wait` retired the worker
         finally:
             work._retire()
             self.job_limit.release()
-
-
-def _drain(work: LaneWork) -> list[LaneItem]:
-    items: list[LaneItem] = []
-    work.retired = False
-    while batch := work.take(64):
-        items += batch
-    work._retire()
-    return items
 
 
 # -- the sequential lane: for handlers whose URLs each need an exchange of their own --------
