@@ -348,12 +348,14 @@ class Lanes:
 SEQUENTIAL_BATCH = 16
 
 
-def sequential_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
-    """The lane key of a handler that opts into `run_sequential`: the host, when nothing per-URL applies.
+def admits(url: URL, client: Client, *, resume: bool) -> bool:
+    """True unless something applied per URL by the task path keeps `url` off every lane.
 
-    Refused (task path): a resume, an archive tap, --max-time, --max-filesize,
+    Refused: a resume, an archive tap, --max-time, --max-filesize,
     --limit-rate (each is applied by the task path's `Client.open`), -u
-    credentials (bound to the first URL's origin there), a URL the guard refuses.
+    credentials (bound to the first URL's origin there), a URL the guard
+    refuses (the task path reports it).  Each handler's `lane_key` adds its
+    own conditions.
     """
     from . import guard, tap
 
@@ -366,10 +368,17 @@ def sequential_key(url: URL, client: Client, *, resume: bool) -> Hashable | None
         or settings.user is not None
         or tap.active_recorder() is not None
     ):
-        return None
+        return False
     try:
         guard.check(url, client.policy)
     except FetchError:
+        return False
+    return True
+
+
+def sequential_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
+    """The lane key of a handler that opts into `run_sequential`: the host, when `admits` lets it."""
+    if not admits(url, client, resume=resume):
         return None
     return (url.scheme, getattr(url, "host", None), getattr(url, "port", None))
 

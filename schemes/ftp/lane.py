@@ -21,9 +21,8 @@ import logging
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from fetcher import guard, tap
 from fetcher.errors import FetchError, ProtocolError
-from fetcher.lanes import deliver
+from fetcher.lanes import admits, deliver
 from fetcher.net import current_budget
 from fetcher.url import URL, FtpURL
 
@@ -44,26 +43,16 @@ BATCH = 16
 
 def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     """(host, port, login user) when `url` may take the lane; else None."""
-    settings = client.settings
     if (
-        resume
-        or not isinstance(url, FtpURL)
+        not isinstance(url, FtpURL)
         or url.scheme != "ftp"
         or url.user is not None
         or url.typecode not in (None, "i")
         or not url.name
-        or settings.user is not None
-        or settings.ftp_tls
-        or settings.max_time
-        or settings.max_size is not None
-        or settings.limit_rate
-        or tap.active_recorder() is not None
+        or client.settings.ftp_tls
         or trace.isEnabledFor(logging.DEBUG)
+        or not admits(url, client, resume=resume)
     ):
-        return None
-    try:
-        guard.check(url, client.policy)
-    except FetchError:
         return None
     found = client.netrc_credentials(url.host)
     return (url.host, url.port, found[0] if found is not None else "anonymous")

@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from fetcher import guard, tap
+from fetcher import guard
 from fetcher.errors import FetchError, ProtocolError
 from fetcher.net import Connection, current_budget
 from fetcher.sink import BodyWriter
@@ -84,20 +84,15 @@ def _template(url: HttpURL, client: Client) -> Template | None:
 
 def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     """The origin, when `url` may take the lane (see the module docstring); else None."""
-    settings = client.settings
+    from fetcher.lanes import admits  # bulk runs only; the lanes module is not loaded for one fetch
     if (
-        resume
-        or not settings.pipeline
+        not client.settings.pipeline
         or not isinstance(url, HttpURL)
         or url.user is not None
-        or settings.user is not None
-        or settings.max_time
-        or settings.max_size is not None
-        or settings.limit_rate
-        or tap.active_recorder() is not None
         or trace.isEnabledFor(logging.DEBUG)
         or (client.conditions and str(url) in client.conditions)
         or (client.etags and str(url) in client.etags)
+        or not admits(url, client, resume=resume)
     ):
         return None
     key = origin_of(url)
@@ -107,9 +102,8 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     if templates[key] is None:
         return None
     try:
-        guard.check(url, client.policy)
         url.target.encode("ascii")
-    except (FetchError, UnicodeEncodeError):
+    except UnicodeEncodeError:
         return None
     if not url.target.isprintable() or " " in url.target:  # with the ASCII test: lean_request's [!-~]+
         return None
