@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
@@ -59,14 +60,13 @@ DEPTH = 32
 RECEIVE = 256 * 1024
 
 
-class Template:
-    """The request bytes of one origin around the target: `GET ` + target + the rest."""
-
-    def __init__(self, rest: bytes) -> None:
-        self.rest = rest
+#: Per client and origin, the bytes of a lane request after its target (` HTTP/1.1` and the
+#: header fields), or None when that origin's requests cannot take the lane.
+_REQUEST_TAILS: weakref.WeakKeyDictionary[Client, dict[Hashable, bytes | None]] = weakref.WeakKeyDictionary()
 
 
-def _template(url: HttpURL, client: Client) -> Template | None:
+def _request_tail(url: HttpURL, client: Client) -> bytes | None:
+    """What follows `GET <target>` in every lane request to `url`'s origin (lean_request's bytes), or None."""
     settings = client.settings
     try:
         guard.check_headers(settings.headers, settings.user_agent)
@@ -79,7 +79,7 @@ def _template(url: HttpURL, client: Client) -> Template | None:
     if data is None:
         return None
     start = 4 + len(head.target.encode("ascii"))
-    return Template(data[start:])
+    return data[start:]
 
 
 def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
@@ -96,10 +96,10 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     ):
         return None
     key = origin_of(url)
-    templates: dict[Hashable, Template | None] = client.__dict__.setdefault("_http_lane_templates", {})
-    if key not in templates:
-        templates[key] = _template(url, client)
-    if templates[key] is None:
+    tails = _REQUEST_TAILS.setdefault(client, {})
+    if key not in tails:
+        tails[key] = _request_tail(url, client)
+    if tails[key] is None:
         return None
     try:
         url.target.encode("ascii")
@@ -136,7 +136,7 @@ class _Lane:
         self.client = work.client
         self.limits = self.client.settings.limits
         self.connection: Connection | None = None
-        self.template: Template | None = None
+        self.tail: bytes | None = None
         self.route: Hashable = None
         self.buffer = bytearray()
         self.position = 0
@@ -178,9 +178,8 @@ class _Lane:
     async def _connect(self, url: HttpURL) -> None:
         from fetcher.client import Session
 
-        if self.template is None:
-            templates = self.client.__dict__["_http_lane_templates"]
-            self.template = templates[origin_of(url)]
+        if self.tail is None:
+            self.tail = _REQUEST_TAILS[self.client][origin_of(url)]
             self.route = (*origin_of(url), None)
         pooled = await self.client.pool.take(self.route)
         # A pooled connection is one whose last reply was read to its end (pool.give is called only then).
@@ -206,8 +205,8 @@ class _Lane:
                 await self.work.failed(items[0], error)
                 await self._general(items[1:])
                 return
-        assert self.template is not None and self.connection is not None
-        tail = self.template.rest
+        assert self.tail is not None and self.connection is not None
+        tail = self.tail
         data = b"".join(b"GET " + item.url.target.encode("ascii") + tail for item in items)  # type: ignore[attr-defined]
         self.outstanding.extend(items)
         try:
