@@ -193,6 +193,18 @@ class Fetched:
     def text(self) -> str:
         return self.content.decode("utf-8", "replace")
 
+    @classmethod
+    def without_body(cls, resource: Resource) -> Fetched:
+        """A listing or advisory saved nowhere (`retrieve`, bulk lanes): its facts, no content or size."""
+        return cls(
+            url=resource.url,
+            kind=resource.kind,
+            entries=resource.entries,
+            advisory=resource.advisory,
+            content_type=resource.content_type,
+            metadata=resource.metadata,
+        )
+
 
 @dataclass
 class Outcome:
@@ -396,14 +408,7 @@ class Client:
         offset = partial_size(path) if resume else 0
         async with self.open(url, offset=offset, redirect=redirect) as resource:
             if resource.kind != "document":
-                return Fetched(
-                    url=resource.url,
-                    kind=resource.kind,
-                    entries=resource.entries,
-                    advisory=resource.advisory,
-                    content_type=resource.content_type,
-                    metadata=resource.metadata,
-                )
+                return Fetched.without_body(resource)
             return await save(resource, path, resumed=offset > 0, on_chunk=on_chunk)
 
     def fetch_all(

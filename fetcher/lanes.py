@@ -31,7 +31,7 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
-from .errors import FetchError, ProtocolError
+from .errors import FetchError
 from .url import URL
 
 if TYPE_CHECKING:
@@ -415,13 +415,11 @@ async def deliver(
     path): a lane gives back a connection there that the retry can reuse.
     """
     from .client import Fetched
-    from .sink import BodyWriter
+    from .sink import BodyWriter, check_length
 
     if resource.kind != "document":
         await resource.aclose()
-        await work.done(item, Fetched(url=resource.url, kind=resource.kind, entries=resource.entries,
-                                      advisory=resource.advisory, content_type=resource.content_type,
-                                      metadata=resource.metadata))  # fmt: skip
+        await work.done(item, Fetched.without_body(resource))
         return
     url = item.url
     on_chunk = work.on_chunk
@@ -438,11 +436,7 @@ async def deliver(
             writer.write(chunk)
             if on_chunk is not None:
                 on_chunk(url, len(chunk))
-        if resource.size is not None and writer.size != resource.size:
-            raise ProtocolError(
-                f"transfer ended at {writer.size} of {resource.size} bytes",
-                hint="run again with -C/--continue to resume",
-            )
+        check_length(resource, writer.size)
         modified = resource.modified.timestamp() if resource.modified is not None else None
         result = writer.finish(modified, resource.filename, resource.metadata.get("etag"))
     except FetchError as error:

@@ -391,7 +391,7 @@ async def save(
                 written += await _splice_direct(resource, part, on_chunk)
             else:
                 written += await _receive_direct(resource, part, on_chunk)
-            _check_length(resource, written)
+            check_length(resource, written)
             await aio.run_sync(part.finish, target, modified)
             opened = False
             return _download(resource, target, written, part, start)
@@ -411,7 +411,7 @@ async def save(
                 break
         else:
             written += buffered_size
-            _check_length(resource, written)
+            check_length(resource, written)
             if buffered_size <= INLINE_BODY and not start:
                 # A thread hop costs more than writing a few KiB (measured:
                 # 2000 x 4 KiB bulk, 1.4 s with a hop per file).
@@ -424,7 +424,7 @@ async def save(
         await aio.run_sync(part.open)
         opened = True
         written += await _stream(body, part, buffered, on_chunk)
-        _check_length(resource, written)
+        check_length(resource, written)
         await aio.run_sync(part.finish, target, modified)
         opened = False
         return _download(resource, target, written, part, start)
@@ -594,7 +594,8 @@ async def _splice_direct(resource: Resource, part: _PartFile, on_chunk: Callable
         os.close(writer)
 
 
-def _check_length(resource: Resource, written: int) -> None:
+def check_length(resource: Resource, written: int) -> None:
+    """A body that ended short of (or past) the size its server announced is not complete."""
     if resource.size is not None and written != resource.size:
         raise ProtocolError(
             f"transfer ended at {written} of {resource.size} bytes",
