@@ -560,7 +560,7 @@ class Connection:
             except BlockingIOError:
                 sent = 0
             except OSError as error:
-                raise ProtocolError(f"connection to {self.host}:{self.port} broke while sending: {error}") from None
+                raise self._broken_sending(error) from None
             if sent == len(data):
                 return
             data = data[sent:]
@@ -575,7 +575,10 @@ class Connection:
                 raise budget.expired() from None
             raise self._timed_out("sending") from None
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
-            raise ProtocolError(f"connection to {self.host}:{self.port} broke while sending: {error}") from None
+            raise self._broken_sending(error) from None
+
+    def _broken_sending(self, error: BaseException) -> ProtocolError:
+        return ProtocolError(f"connection to {self.host}:{self.port} broke while sending: {error}")
 
     async def send_line(self, line: str | bytes, *, shown: str | None = None) -> None:
         """Send one protocol line plus CRLF; refuse CR, LF and NUL inside it.
