@@ -9,22 +9,30 @@ eighth of `python -c 'import trio'`, paid by every `fetch` that opens no
 socket (a `file:` URL, a `mailto:` advisory).  These functions call trio
 directly when trio is the running library and anyio otherwise, so the
 objects and the behaviour are the same on both (anyio's trio `CancelScope`
-wraps a `trio.CancelScope`).  Code that needs anyio's own classes (sockets,
-TLS streams, task groups, channels) keeps using anyio.
+wraps a `trio.CancelScope`).  The bulk path's primitives (nurseries,
+semaphores, events, memory channels) come from here too, trio's own on trio:
+anyio's task groups and memory streams import anyio's core and its trio
+backend, 11-12 ms of a bulk run's start-up.  Code that needs anyio's own
+classes (sockets, TLS streams) keeps using anyio.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import signal
 import socket
-from collections.abc import Callable
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from types import TracebackType
-from typing import Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import sniffio
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+T_contra = TypeVar("T_contra", contravariant=True)
 
 
 class Scope(Protocol):
@@ -92,15 +100,15 @@ async def sleep(seconds: float) -> None:
     await anyio.sleep(seconds)
 
 
-async def run_sync(function: Callable[..., T], *args: object) -> T:
-    """`function(*args)` in a worker thread (not abandoned when cancelled, as anyio's default)."""
+async def run_sync(function: Callable[..., T], *args: object, abandon_on_cancel: bool = False) -> T:
+    """`function(*args)` in a worker thread (not abandoned when cancelled unless asked, as anyio's default)."""
     if on_trio():
         import trio
 
-        return await trio.to_thread.run_sync(function, *args)
+        return await trio.to_thread.run_sync(function, *args, abandon_on_cancel=abandon_on_cancel)
     import anyio.to_thread
 
-    return await anyio.to_thread.run_sync(function, *args)
+    return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=abandon_on_cancel)
 
 
 async def wait_readable(sock: socket.socket) -> None:
@@ -140,3 +148,167 @@ async def splice_from(sock: socket.socket, pipe: int, count: int) -> int:
             return os.splice(sock.fileno(), pipe, count, flags=flags)
         except BlockingIOError:
             await wait_readable(sock)
+
+
+# -- the bulk path's primitives: trio's own on trio, anyio's on asyncio -----------------------
+
+
+class Semaphore(Protocol):
+    """What fetcher uses of a semaphore (trio's and anyio's both have it)."""
+
+    @property
+    def value(self) -> int: ...
+
+    async def acquire(self) -> None: ...
+
+    def acquire_nowait(self) -> None: ...
+
+    def release(self) -> None: ...
+
+    def statistics(self) -> Any: ...
+
+    async def __aenter__(self) -> object: ...
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> bool | None: ...
+
+
+class Event(Protocol):
+    def set(self) -> object: ...
+
+    def is_set(self) -> bool: ...
+
+    async def wait(self) -> object: ...
+
+
+class Nursery(Protocol):
+    """What fetcher uses of a nursery or task group."""
+
+    @property
+    def cancel_scope(self) -> Scope: ...
+
+    def start_soon(self, function: Callable[..., Any], *args: object, name: object = None) -> None: ...
+
+
+class SendChannel(Protocol, Generic[T_contra]):
+    async def send(self, value: T_contra, /) -> None: ...
+
+    def send_nowait(self, value: T_contra, /) -> None: ...
+
+    def clone(self) -> SendChannel[T_contra]: ...
+
+    def close(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> bool | None: ...
+
+    async def __aenter__(self) -> object: ...
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> bool | None: ...
+
+
+class ReceiveChannel(Protocol, Generic[T_co]):
+    async def receive(self) -> T_co: ...
+
+    def receive_nowait(self) -> T_co: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> bool | None: ...
+
+    def __aiter__(self) -> AsyncIterator[T_co]: ...
+
+
+def semaphore(value: int) -> Semaphore:
+    if on_trio():
+        import trio
+
+        return cast(Semaphore, trio.Semaphore(value))
+    import anyio
+
+    return cast(Semaphore, anyio.Semaphore(value))
+
+
+def event() -> Event:
+    if on_trio():
+        import trio
+
+        return trio.Event()
+    import anyio
+
+    return anyio.Event()
+
+
+def open_nursery() -> AbstractAsyncContextManager[Nursery]:
+    """A nursery (trio) or task group (anyio): `async with aio.open_nursery() as nursery:`."""
+    if on_trio():
+        import trio
+
+        return cast("AbstractAsyncContextManager[Nursery]", trio.open_nursery())
+    import anyio
+
+    return cast("AbstractAsyncContextManager[Nursery]", anyio.create_task_group())
+
+
+def memory_channel(size: float) -> tuple[SendChannel[Any], ReceiveChannel[Any]]:
+    """A memory channel holding up to `size` items (math.inf: unbounded), as (send, receive) ends."""
+    if on_trio():
+        import trio
+
+        ends: tuple[object, object] = trio.open_memory_channel[Any](size)
+    else:
+        from anyio import create_memory_object_stream
+
+        ends = create_memory_object_stream[Any](size)
+    return cast(SendChannel[Any], ends[0]), cast(ReceiveChannel[Any], ends[1])
+
+
+def open_signal_receiver(*signals: signal.Signals) -> AbstractContextManager[AsyncIterator[int]]:
+    if on_trio():
+        import trio
+
+        return trio.open_signal_receiver(*signals)
+    import anyio
+
+    return cast("AbstractContextManager[AsyncIterator[int]]", anyio.open_signal_receiver(*signals))
+
+
+# A channel of either library raises its own library's exceptions, and a
+# library not yet imported has made no channel: each tuple names the loaded ones.
+def would_block() -> tuple[type[BaseException], ...]:
+    """What `send_nowait`/`receive_nowait` raise when they would have to wait."""
+    return _loaded("WouldBlock", "WouldBlock")
+
+
+def channel_ended() -> tuple[type[BaseException], ...]:
+    """What `receive` raises once nothing more can come: every sender closed, or this end closed."""
+    return _loaded("EndOfChannel", "EndOfStream") + _loaded("ClosedResourceError", "ClosedResourceError")
+
+
+def is_receive_channel(value: object) -> bool:
+    trio = sys.modules.get("trio")
+    if trio is not None and isinstance(value, trio.MemoryReceiveChannel):
+        return True
+    memory = sys.modules.get("anyio.streams.memory")
+    return memory is not None and isinstance(value, memory.MemoryObjectReceiveStream)
+
+
+def _loaded(trio_name: str, anyio_name: str) -> tuple[type[BaseException], ...]:
+    found = []
+    if (trio := sys.modules.get("trio")) is not None:
+        found.append(getattr(trio, trio_name))
+    if (anyio := sys.modules.get("anyio")) is not None:
+        found.append(getattr(anyio, anyio_name))
+    return tuple(found)

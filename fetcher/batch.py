@@ -15,12 +15,9 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
-import anyio
-import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-
+from . import aio
 from .errors import FetchError
 from .lanes import LaneItem, Lanes
 from .url import URL, parse_url
@@ -42,7 +39,7 @@ T = TypeVar("T")
 class Outcomes:
     """The outcomes of a `fetch_all` block, in completion order (`async for`)."""
 
-    def __init__(self, channel: MemoryObjectReceiveStream[Outcome]) -> None:
+    def __init__(self, channel: aio.ReceiveChannel[Outcome]) -> None:
         self._channel = channel
         self._stoppers: list[Callable[[], None]] = []
         self._taken = 0
@@ -68,13 +65,13 @@ class Outcomes:
         if self._taken % CHECKPOINT_EVERY:
             try:
                 return self._channel.receive_nowait()
-            except anyio.WouldBlock:
+            except aio.would_block():
                 pass
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
+            except aio.channel_ended():
                 raise StopAsyncIteration from None
         try:
             return await self._channel.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
+        except aio.channel_ended():
             raise StopAsyncIteration from None
 
 
@@ -127,18 +124,18 @@ class FetchAll:
 
         client = self._client
         # Room for a lane's burst of outcomes (lanes.py) without a task switch per URL.
-        send, receive = anyio.create_memory_object_stream[Outcome](max(self._jobs, OUTCOME_BUFFER))
-        job_limit = anyio.Semaphore(self._jobs)
-        host_limits: dict[tuple[str, object], anyio.Semaphore] = {}
+        send, receive = aio.memory_channel(max(self._jobs, OUTCOME_BUFFER))
+        job_limit = aio.semaphore(self._jobs)
+        host_limits: dict[tuple[str, object], aio.Semaphore] = {}
         # -u credentials belong to the origin of the first URL; later lines and
         # the links a recursion finds get their own netrc entry or nothing.
         bound: list[Origin] = []
 
-        def host_limit(url: URL) -> anyio.Semaphore:
+        def host_limit(url: URL) -> aio.Semaphore:
             key = host_key(url)
             limit = host_limits.get(key)
             if limit is None:
-                limit = host_limits[key] = anyio.Semaphore(self._per_host)
+                limit = host_limits[key] = aio.semaphore(self._per_host)
             return limit
 
         async def general(
@@ -153,7 +150,7 @@ class FetchAll:
                           destination=self._destination, resume=self._resume, retries=self._retries,
                           on_chunk=self._on_chunk, general=general)  # fmt: skip
 
-        async def run_one(text: URL | str, url: URL | None, results: MemoryObjectSendStream[Outcome]) -> None:
+        async def run_one(text: URL | str, url: URL | None, results: aio.SendChannel[Outcome]) -> None:
             _bulk_run.set(True)
             if bound:
                 _bulk_user_origin.set(bound[0])
@@ -175,7 +172,7 @@ class FetchAll:
                 outcome.seconds = time.monotonic() - started
                 await results.send(outcome)
 
-        async def dispatch(text: URL | str, nursery: anyio.abc.TaskGroup) -> None:
+        async def dispatch(text: URL | str, nursery: aio.Nursery) -> None:
             """Send one URL down a lane (lanes.py) or to a task of its own."""
             url: URL | None = None
             if not bound or lanes is not None:
@@ -192,7 +189,7 @@ class FetchAll:
             await (lanes.acquire_job() if lanes is not None else job_limit.acquire())
             nursery.start_soon(run_one, text, url, send.clone())
 
-        async def feed(nursery: anyio.abc.TaskGroup) -> None:
+        async def feed(nursery: aio.Nursery) -> None:
             _bulk_run.set(True)  # inherited by the lane workers started here
             idle = lanes.flush if lanes is not None else _nothing
             async with send:
@@ -214,7 +211,7 @@ def host_key(url: URL) -> tuple[str, object]:
 
 @asynccontextmanager
 async def outcomes_while(
-    receive: MemoryObjectReceiveStream[Outcome], start: Callable[[anyio.abc.TaskGroup], object]
+    receive: aio.ReceiveChannel[Outcome], start: Callable[[aio.Nursery], object]
 ) -> AsyncIterator[Outcomes]:
     """The outcomes arriving on `receive` while the tasks `start` spawns run.
 
@@ -226,7 +223,7 @@ async def outcomes_while(
     """
     ended: BaseException | None = None
     with receive:
-        async with anyio.create_task_group() as nursery:
+        async with aio.open_nursery() as nursery:
             start(nursery)
             try:
                 yield Outcomes(receive)
@@ -248,17 +245,18 @@ async def _at_hand(items: Iterable[T] | AsyncIterable[T], idle: Callable[[], Non
     feeds it can still stop the run by draining it; `idle` is when work
     queued so far should start (lanes.py sends requests in batches).
     """
-    if isinstance(items, MemoryObjectReceiveStream):
+    if aio.is_receive_channel(items):
+        channel = cast("aio.ReceiveChannel[T]", items)
         while True:
             try:
-                item = items.receive_nowait()
-            except anyio.WouldBlock:
+                item = channel.receive_nowait()
+            except aio.would_block():
                 idle()
                 try:
-                    item = await items.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    item = await channel.receive()
+                except aio.channel_ended():
                     return
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
+            except aio.channel_ended():
                 return
             yield item
     elif isinstance(items, AsyncIterable):
@@ -270,7 +268,7 @@ async def _at_hand(items: Iterable[T] | AsyncIterable[T], idle: Callable[[], Non
             yield item
             if count % BATCH == 0:
                 idle()
-                await anyio.lowlevel.checkpoint()
+                await aio.checkpoint()
 
 
 async def _as_async(items: Iterable[T] | AsyncIterable[T]) -> AsyncIterator[T]:

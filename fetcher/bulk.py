@@ -21,13 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import anyio
-
-from . import guard
+from . import aio, guard
 from .client import Client, Fetched, Outcome
 from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
 from .etags import EtagStore
-from .layout import Layout, load_done, make_dirs
+from .layout import Layout, load_done, make_dirs, name_digest
 from .mirror import Mirror, is_html, page_links
 from .render import listing_json
 from .resource import Entry
@@ -37,6 +35,11 @@ from .url import URL, parse_url
 
 #: Exit code of a -r run that stopped following links at --limit frontier/pages (LimitExceeded's).
 LIMIT_EXIT = 7
+#: Input URLs in the run at once (read but not finished): a list of millions is read
+#: as the run takes them on, so memory does not grow with the list.
+WINDOW = 8192
+#: Lines of input read between two checkpoints.
+READ_BATCH = 512
 
 
 @dataclass(slots=True)
@@ -119,24 +122,68 @@ def stdin_stream(args: argparse.Namespace) -> int | None:
         return None
 
 
-def load_inputs(args: argparse.Namespace, *, streamed: bool = False) -> list[Job]:
-    """The URLs of the command line and -i FILE (and of stdin unless it is `streamed`)."""
-    jobs = [Job(text=text, line=None) for text in args.urls]
-    if args.input_file:
-        if args.input_file == "-":
-            if not streamed:
-                source: IO[str] = sys.stdin
-                jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
-        else:
+class Inputs:
+    """The URLs of the command line and -i FILE (and of stdin unless it is `streamed`), in order.
+
+    The file is opened at once (a missing file is a usage error before
+    anything runs) but read as the run takes URLs on (`BulkRun`): its jobs
+    are made a window at a time, never all up front.  `count` is the number
+    of URLs, counted in a first pass only when asked (for the progress bar).
+    """
+
+    def __init__(self, args: argparse.Namespace, *, streamed: bool = False, count: bool = False) -> None:
+        self.jobs = [Job(text=text, line=None) for text in args.urls]
+        self.count: int | None = None
+        self._source: IO[str] | None = None
+        if args.input_file == "-" and not streamed:
+            self.jobs += [Job(text=text, line=number) for text, number in read_url_lines(sys.stdin)]
+        elif args.input_file and args.input_file != "-":
             try:
-                with open(args.input_file, encoding="utf-8", errors="surrogateescape") as source:
-                    jobs += [Job(text=text, line=number) for text, number in read_url_lines(source)]
+                self._source = open(args.input_file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+                if count:
+                    self.count = len(self.jobs) + sum(1 for _ in read_url_lines(self._source))
+                    self._source.seek(0)
             except OSError as error:
+                self.close()
                 raise UsageError(
                     f"cannot read -i {args.input_file}: {error.strerror or error}",
                     hint="give a file of URLs, one per line ('-' reads them from stdin)",
                 ) from None
-    return jobs
+        if self.count is None and self._source is None:
+            self.count = len(self.jobs)
+
+    def __iter__(self) -> Iterator[Job]:
+        yield from self.jobs
+        self.jobs = []
+        if self._source is not None:
+            for text, number in read_url_lines(self._source):
+                yield Job(text=text, line=number)
+
+    def close(self) -> None:
+        if self._source is not None:
+            self._source.close()
+            self._source = None
+
+
+class Seen:
+    """URLs met in the run, for duplicates and -r's loops: a 16-byte digest each, with its input line.
+
+    A run of millions keeps 16 bytes a URL here instead of the URL and its
+    job, so memory stays flat (two URLs share a digest with odds of 2**-128).
+    """
+
+    def __init__(self) -> None:
+        self._lines: dict[bytes, int | None] = {}
+
+    def add(self, key: str, line: int | None = None) -> None:
+        self._lines.setdefault(name_digest(key), line)
+
+    def __contains__(self, key: str) -> bool:
+        return name_digest(key) in self._lines
+
+    def line(self, key: str) -> int | None:
+        """The input line `key` came on first (None: the command line, or found by -r)."""
+        return self._lines.get(name_digest(key))
 
 
 # -- the manifest ---------------------------------------------------------------
@@ -229,8 +276,12 @@ class BulkRun:
         #: -d as an fsspec URL (--cluster only): paths are named inside it; workers write there.
         self.remote: str | None = args.directory.rstrip("/") if args.directory and "://" in args.directory else None
         self.totals = Totals()
+        #: The jobs taken on and not finished, by URL (finished ones are dropped: memory stays flat).
         self.by_url: dict[str, Job] = {}
-        self.visited: set[str] = set()
+        self.visited = Seen()
+        #: The input not read yet (`Inputs`, taken a window at a time), and a wait for room in the window.
+        self._inputs: Iterator[Job] | None = None
+        self._room: aio.Event | None = None
         #: -r caps (--limit frontier=N, pages=N): URLs waiting, URLs taken on in all.
         self.limits = client.settings.limits
         self.taken = 0
@@ -239,7 +290,7 @@ class BulkRun:
         self.follow_schemes = (
             {s.strip().lower() for s in args.follow_schemes.split(",")} if args.follow_schemes else set()
         )
-        self.queue_send, self.queue_receive = anyio.create_memory_object_stream[URL](math.inf)
+        self.queue_send, self.queue_receive = aio.memory_channel(math.inf)
         #: The running fetch_all block's outcomes (to stop starting URLs on a fatal error).
         self.outcomes: Any = None
         self.pending = 0
@@ -281,6 +332,8 @@ class BulkRun:
         else:
             self.totals.skipped += 1
         job.done = True
+        if job.url is not None and self.by_url.get(key := str(job.url)) is job:
+            del self.by_url[key]
         if self.mirror is not None:
             self.mirror.count(record)
         if self.fatal is None:
@@ -307,7 +360,7 @@ class BulkRun:
         while True:
             try:
                 self.queue_receive.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+            except aio.would_block() + aio.channel_ended():
                 break
 
     def enqueue(self, job: Job) -> None:
@@ -317,11 +370,11 @@ class BulkRun:
         key = str(job.url)
         if key in self.visited:
             if job.parent is None:
-                first = self.by_url[key]
-                where = f"line {first.line}" if first.line is not None else "the command line"
+                line = self.visited.line(key)
+                where = f"line {line}" if line is not None else "the command line"
                 self.finish(job, _record(job, "skipped", reason=f"duplicate of {where}"), queued=False)
             return
-        self.visited.add(key)
+        self.visited.add(key, job.line)
         if mask_secrets(key) in self.done:
             self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"), queued=False)
             return
@@ -357,7 +410,7 @@ class BulkRun:
             job.path = self.layout.document(url, job.suggested)
         return job.path
 
-    def add_inputs(self, jobs: list[Job]) -> None:
+    def add_inputs(self, jobs: Iterable[Job]) -> None:
         for job in jobs:
             try:
                 job.url = parse_url(job.text)
@@ -564,7 +617,7 @@ class BulkRun:
             self.progress.log(f"fetch: {target} exists; kept it (--no-clobber), the document stays {result.path}")
             return result
         try:
-            await anyio.to_thread.run_sync(os.replace, result.path, target)
+            await aio.run_sync(os.replace, result.path, target)
         except OSError as error:
             self.progress.log(f"fetch: cannot rename {result.path} to {target}: {error.strerror or error}; kept it")
             return result
@@ -579,7 +632,7 @@ class BulkRun:
             self.mirror.started(job.url, listing=False)
         if job.depth >= self.args.depth or not is_html(content_type, path) or path is None:
             return
-        links, note = await anyio.to_thread.run_sync(
+        links, note = await aio.run_sync(
             lambda: page_links(path, page_url, content_type, max_links=self.limits.frontier)
         )
         if note:
@@ -608,8 +661,49 @@ class BulkRun:
 
     def _done_one(self) -> None:
         self.pending -= 1
+        if self._room is not None and self.pending <= WINDOW // 2:
+            self._room.set()
+            self._room = None
         if self.pending == 0 and not self.feeding:
             self.queue_send.close()
+
+    async def _wait_for_room(self) -> None:
+        """Until the window has room again (half of it free)."""
+        while self.pending >= WINDOW and self.fatal is None:
+            self._room = self._room or aio.event()
+            await self._room.wait()
+
+    def _take_inputs(self, lines: int) -> bool:
+        """Up to `lines` more URLs of the input, while the window has room; False once it is read."""
+        assert self._inputs is not None
+        try:
+            for _ in range(lines):
+                if self.pending >= WINDOW or self.fatal is not None:
+                    return True
+                job = next(self._inputs, None)
+                if job is None:
+                    break
+                self.add_inputs((job,))
+            else:
+                return True
+        except OSError as error:
+            self.progress.log(f"fetch: cannot read -i {self.args.input_file}: {error.strerror or error}; "
+                              "the URLs read so far are retrieved")  # fmt: skip
+        self._inputs = None
+        return False
+
+    async def _feed_inputs(self) -> None:
+        """-i FILE: the rest of the list, a window at a time as URLs finish."""
+        try:
+            while self._inputs is not None and self.fatal is None:
+                await self._wait_for_room()
+                if not self._take_inputs(READ_BATCH):
+                    break
+                await aio.checkpoint()
+        finally:
+            self.feeding = False
+            if self.pending == 0:
+                self.queue_send.close()
 
     async def _feed(self, fd: int) -> None:
         """-i -: take URLs on as stdin delivers them, so a producer can still be writing
@@ -618,12 +712,13 @@ class BulkRun:
         rest = b""
         try:
             while True:
-                data = await anyio.to_thread.run_sync(os.read, fd, 1 << 16, abandon_on_cancel=True)
+                data = await aio.run_sync(os.read, fd, 1 << 16, abandon_on_cancel=True)
                 if not data:
                     break
                 *complete, rest = (rest + data).split(b"\n")
                 found = [reader.feed(raw.decode("utf-8", "surrogateescape")) for raw in complete]
                 self.add_inputs([Job(text=item[0], line=item[1]) for item in found if item is not None])
+                await self._wait_for_room()
             found = [reader.feed(rest.decode("utf-8", "surrogateescape")) if rest else None, reader.close()]
             self.add_inputs([Job(text=item[0], line=item[1]) for item in found if item is not None])
         except OSError as error:
@@ -635,13 +730,15 @@ class BulkRun:
             if self.pending == 0:
                 self.queue_send.close()
 
-    async def run(self, jobs: list[Job], stream: int | None = None) -> None:
-        """Retrieve `jobs`, and with `stream` (-i -) the URLs read from that descriptor as they come."""
-        self.feeding = stream is not None
-        self.add_inputs(jobs)
+    async def run(self, jobs: Iterable[Job], stream: int | None = None) -> None:
+        """Retrieve `jobs` (read a window at a time), and with `stream` (-i -) the URLs read
+        from that descriptor as they come."""
+        self._inputs = iter(jobs)
+        reading = self._take_inputs(WINDOW)
+        self.feeding = stream is not None or reading
         if self.fatal is not None:
             raise self.fatal
-        if self.pending == 0 and stream is None:
+        if self.pending == 0 and not self.feeding:
             self.queue_send.close()
             return
 
@@ -658,9 +755,11 @@ class BulkRun:
                 made.add(parent)
             return path
 
-        async with anyio.create_task_group() as feeding:
+        async with aio.open_nursery() as feeding:
             if stream is not None:
                 feeding.start_soon(self._feed, stream)
+            elif reading:
+                feeding.start_soon(self._feed_inputs)
             async with self.fetch_all(
                 self.queue_receive,
                 jobs=self.args.jobs,
@@ -677,9 +776,13 @@ class BulkRun:
             raise self.fatal
 
     def mark_interrupted(self) -> None:
-        for job in self.by_url.values():
+        """Ctrl-C: every URL not finished gets its record, those of the input not read yet too."""
+        for job in list(self.by_url.values()):
             if not job.done:
                 self.finish(job, _record(job, "interrupted", exit_code=130))
+        rest, self._inputs = self._inputs, None
+        for job in rest or ():
+            self.finish(job, _record(job, "interrupted", exit_code=130), queued=False)
 
 
 def _summary(totals: Totals, seconds: float) -> str:
@@ -697,10 +800,16 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
 
     started = time.monotonic()
     stream = stdin_stream(args)
-    jobs = load_inputs(args, streamed=stream is not None)
-    manifest = Manifest(args.manifest)
-    interrupted = False
     progress = make_progress(args.progress, verbose=args.verbose, growing=bool(args.recursive) or stream is not None)
+    jobs = Inputs(args, streamed=stream is not None, count=progress.shows_total)
+    if jobs.count is not None:
+        progress.expect(jobs.count)
+    interrupted = False
+    try:
+        manifest = Manifest(args.manifest)
+    except BaseException:
+        jobs.close()
+        raise
     try:
         async with Client(**settings) as client:
             run = BulkRun(args, client, manifest, progress)
@@ -714,11 +823,11 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
                     hint="add --cluster local (one machine) or give a local directory",
                 )
             with progress:
-                async with anyio.create_task_group() as nursery:
+                async with aio.open_nursery() as nursery:
 
                     async def watch_interrupt() -> None:
                         nonlocal interrupted
-                        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                        with aio.open_signal_receiver(signal.SIGINT) as signals:
                             async for _ in signals:
                                 interrupted = True
                                 nursery.cancel_scope.cancel()
@@ -731,6 +840,7 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
                 run.mark_interrupted()
     finally:
         manifest.close()
+        jobs.close()
     if run.mirror is not None:
         if run.mirror.etags is not None and (problem := run.mirror.etags.save()) is not None:
             sys.stderr.write(problem + "\n")

@@ -27,10 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-import anyio
-import anyio.abc
-from anyio.streams.memory import MemoryObjectSendStream
-
+from . import aio
 from .errors import FetchError
 from .url import URL
 
@@ -69,7 +66,7 @@ class LaneHandler(Protocol):
 class LaneWork:
     """One worker's view of its lane: take URLs, report outcomes, hand URLs to the task path."""
 
-    def __init__(self, lanes: Lanes, key: Hashable, results: MemoryObjectSendStream[Outcome]) -> None:
+    def __init__(self, lanes: Lanes, key: Hashable, results: aio.SendChannel[Outcome]) -> None:
         self.lanes = lanes
         self.key = key
         self.client = lanes.client
@@ -78,7 +75,7 @@ class LaneWork:
         self._results = results
         self.retired = False
         #: The per-host slot this worker holds (set when it starts).
-        self.host: anyio.Semaphore | None = None
+        self.host: aio.Semaphore | None = None
 
     def take(self, count: int) -> list[LaneItem]:
         """Up to `count` queued URLs, without waiting (an empty list when none are queued)."""
@@ -167,7 +164,7 @@ class LaneWork:
     async def _emit(self, outcome: Outcome) -> None:
         try:
             self._results.send_nowait(outcome)
-        except anyio.WouldBlock:
+        except aio.would_block():
             await self._results.send(outcome)
 
 
@@ -178,8 +175,8 @@ class Lanes:
         self,
         client: Client,
         *,
-        job_limit: anyio.Semaphore,
-        host_limit: Callable[[URL], anyio.Semaphore],
+        job_limit: aio.Semaphore,
+        host_limit: Callable[[URL], aio.Semaphore],
         per_host: int,
         destination: Callable[[URL], Path],
         resume: bool,
@@ -200,12 +197,12 @@ class Lanes:
         self.workers: dict[Hashable, int] = {}
         self.disabled: set[Hashable] = set()
         self._queued = 0
-        self._space: anyio.Event | None = None
+        self._space: aio.Event | None = None
         #: Workers waiting for URLs: key -> [(event, verdict, host slot held)]; the verdict says stay (True) or retire.
-        self._idle: dict[Hashable, list[tuple[anyio.Event, list[bool], anyio.Semaphore | None]]] = {}
+        self._idle: dict[Hashable, list[tuple[aio.Event, list[bool], aio.Semaphore | None]]] = {}
         self.input_done = False
 
-    async def idle(self, key: Hashable, host: anyio.Semaphore | None = None) -> bool:
+    async def idle(self, key: Hashable, host: aio.Semaphore | None = None) -> bool:
         """Wait for URLs of `key`; False when the worker should retire instead.
 
         `host` is the per-host slot the worker holds.  An idle worker gives
@@ -216,12 +213,12 @@ class Lanes:
         """
         if self.job_limit.statistics().tasks_waiting or (host is not None and host.statistics().tasks_waiting):
             return False
-        event, verdict = anyio.Event(), [False]
+        event, verdict = aio.event(), [False]
         self._idle.setdefault(key, []).append((event, verdict, host))
         await event.wait()
         return verdict[0]
 
-    def release_idle_host(self, host: anyio.Semaphore) -> None:
+    def release_idle_host(self, host: aio.Semaphore) -> None:
         """Idle workers holding `host` retire: a task on the task path needs that per-host slot."""
         for waiting in self._idle.values():
             for entry in [entry for entry in waiting if entry[2] is host]:
@@ -287,13 +284,13 @@ class Lanes:
         key: Hashable,
         handler: LaneHandler,
         item: LaneItem,
-        nursery: anyio.abc.TaskGroup,
-        results: MemoryObjectSendStream[Outcome],
+        nursery: aio.Nursery,
+        results: aio.SendChannel[Outcome],
     ) -> None:
         """Queue `item`; start a worker for its key if the key has fewer than `per_host`."""
         while self._queued >= QUEUE_CAP:
             self.flush()
-            self._space = self._space or anyio.Event()
+            self._space = self._space or aio.event()
             await self._space.wait()
         try:
             # Named now, in input order, as the task path names a URL when its task starts:
@@ -327,7 +324,7 @@ class Lanes:
             self._space = None
 
     async def _worker(
-        self, key: Hashable, handler: LaneHandler, url: URL, results: MemoryObjectSendStream[Outcome]
+        self, key: Hashable, handler: LaneHandler, url: URL, results: aio.SendChannel[Outcome]
     ) -> None:
         work = LaneWork(self, key, results)
         try:

@@ -22,6 +22,7 @@ Rules (the README's Safety section says them to users):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -47,7 +48,8 @@ class Layout:
         self._resolved_root = os.path.abspath(root)
         self._root_prefix = self._resolved_root.rstrip(os.sep) + os.sep
         self._cwd = os.getcwd()
-        self._files: set[Path] = set()
+        #: Document names taken, as `name_digest`s: a run of millions keeps 16 bytes a name, not a Path.
+        self._files = NameSet()
         self._dirs: set[Path] = set()
         self._dir_alias: dict[Path, Path] = {}
         self._counters: dict[Path, int] = {}
@@ -158,6 +160,27 @@ class Layout:
             name = remote_name(url)  # type: ignore[arg-type]
             parts = [fit_name(f"{name}.listing.json", NAME_MAX - _TAIL_ROOM)]
         return self._place(parts, key)
+
+
+def name_digest(text: str) -> bytes:
+    """16 bytes standing for `text` in a set of millions (two texts share them with odds of 2**-128)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class NameSet:
+    """A set of paths kept as `name_digest`s of their text."""
+
+    def __init__(self) -> None:
+        self._digests: set[bytes] = set()
+
+    def add(self, path: Path) -> None:
+        self._digests.add(name_digest(os.fspath(path)))
+
+    def discard(self, path: Path) -> None:
+        self._digests.discard(name_digest(os.fspath(path)))
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, Path) and name_digest(os.fspath(path)) in self._digests
 
 
 def make_dirs(root: Path, directory: Path) -> None:

@@ -44,6 +44,9 @@ def finished_line(record: dict[str, Any]) -> str | None:
 class NoProgress:
     """No bar: failures still go to stderr, one line each (and with -v, every finished URL)."""
 
+    #: Whether a total is shown (worth counting the input for, `expect`).
+    shows_total = False
+
     def __init__(self, verbose: bool = False) -> None:
         self.verbose = verbose
 
@@ -55,6 +58,9 @@ class NoProgress:
 
     def url_added(self) -> None:
         pass
+
+    def expect(self, count: int) -> None:
+        """`count` input URLs are coming (-i FILE, read as the run goes): the total before they are added."""
 
     def url_done(self, record: dict[str, Any]) -> None:
         if self.verbose:
@@ -77,6 +83,8 @@ class NoProgress:
 class RichProgress(NoProgress):
     """The run's line on stderr (see the module docstring); `growing`: the total is not known up front."""
 
+    shows_total = True
+
     def __init__(self, verbose: bool = False, growing: bool = False) -> None:
         super().__init__(verbose)
         from rich.console import Console
@@ -84,6 +92,8 @@ class RichProgress(NoProgress):
 
         self.growing = growing
         self.added = 0
+        #: Input URLs counted up front but not yet added (`expect`).
+        self.expected = 0
         self.failed = 0
         self.finished = False
         self._progress = Progress(
@@ -112,8 +122,13 @@ class RichProgress(NoProgress):
 
     def url_added(self) -> None:
         self.added += 1
-        if not self.growing:
+        if not self.growing and self.added > self.expected:
             self._progress.update(self._urls, total=self.added)
+
+    def expect(self, count: int) -> None:
+        self.expected = self.added + count
+        if not self.growing:
+            self._progress.update(self._urls, total=self.expected)
 
     def url_done(self, record: dict[str, Any]) -> None:
         if record.get("status") == "failed":
@@ -139,11 +154,12 @@ class RichProgress(NoProgress):
         from rich.filesize import decimal
 
         done = int(task.completed)
+        total = max(self.added, self.expected)
         if self.growing and not self.finished:
-            counts = f"{done}/{self.added} so far"
+            counts = f"{done}/{total} so far"
         else:
-            percent = 100.0 * done / self.added if self.added else 0.0
-            counts = f"{done}/{self.added} {percent:3.0f}%"
+            percent = 100.0 * done / total if total else 0.0
+            counts = f"{done}/{total} {percent:3.0f}%"
         byte_task = self._progress.tasks[self._bytes]
         received = int(byte_task.completed)
         if self.finished:

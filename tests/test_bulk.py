@@ -193,3 +193,73 @@ def test_progress_counts_every_record_once(
     code = main(["-d", str(tmp_path / "out"), url, url, "http://bad host/", "gopher://127.0.0.1:6379/x"])
     assert code == 1
     assert (Counting.added, Counting.done) == (4, 4)  # ok, duplicate, bad URL, refused
+
+
+def test_long_list_is_read_a_window_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    import fetcher.bulk as bulk
+
+    monkeypatch.setattr(bulk, "WINDOW", 8)
+    monkeypatch.setattr(bulk, "READ_BATCH", 3)
+    held: list[int] = []
+    enqueue = bulk.BulkRun.enqueue
+
+    def counting(self: bulk.BulkRun, job: bulk.Job) -> None:
+        enqueue(self, job)
+        held.append(len(self.by_url))
+
+    monkeypatch.setattr(bulk.BulkRun, "enqueue", counting)
+    source = tmp_path / "src"
+    source.mkdir()
+    lines = []
+    for index in range(60):
+        (source / f"f{index}").write_bytes(b"%d\n" % index)
+        lines.append(f"file://{source}/f{index}")
+    lines[40] = lines[2]  # line 41 repeats line 3
+    lines[50] = "ftp://bad host/"
+    url_file = tmp_path / "urls.txt"
+    url_file.write_text("\n".join(lines) + "\n")
+    manifest = tmp_path / "m.jsonl"
+    code = main(["-i", str(url_file), "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress"])
+    assert code == 1  # the bad URL
+    rows = records(manifest)
+    assert sorted(row["line"] for row in rows) == list(range(1, 61))
+    by_line = {row["line"]: row for row in rows}
+    assert by_line[41]["status"] == "skipped" and by_line[41]["reason"] == "duplicate of line 3"
+    assert by_line[51]["status"] == "failed" and by_line[51]["exit_code"] == 2
+    assert sum(row["status"] == "ok" for row in rows) == 58
+    for index in (0, 39, 59):
+        assert (tmp_path / "out" / f"f{index}").read_bytes() == b"%d\n" % index
+    assert held and max(held) <= 8  # never more than the window of URLs taken on and unfinished
+
+
+def test_interrupt_records_the_input_not_read_yet(
+    tmp_path: Path, x_test: None, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    import fetcher.bulk as bulk
+
+    monkeypatch.setattr(bulk, "WINDOW", 4)
+
+    def reply(name: str) -> bytes | None:
+        return None if name.startswith("slow") else b"OK 2\r\nok"
+
+    server = LineServer(reply)
+    base = f"x-test://127.0.0.1:{server.port}"
+    urls = [f"{base}/slow{i}" for i in range(4)] + [f"{base}/f{i}" for i in range(20)]
+    url_file = tmp_path / "urls.txt"
+    url_file.write_text("\n".join(urls) + "\n")
+    manifest = tmp_path / "m.jsonl"
+    timer = threading.Timer(1.0, os.kill, args=(os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        code = main(["-i", str(url_file), "-d", str(tmp_path / "out"), "--manifest", str(manifest),
+                     "--no-progress", "-j", "4", "--timeout", "30"])  # fmt: skip
+    finally:
+        timer.cancel()
+        server.close()
+    assert code == 130
+    rows = records(manifest)
+    assert [row["url"] for row in rows] == urls  # one record a line, in order: nothing past the window ran
+    assert {row["status"] for row in rows} == {"interrupted"}
+    assert all(name.startswith("slow") for name in server.requests)

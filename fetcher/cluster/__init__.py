@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.abc
 import trio
 
+from .. import aio
 from ..batch import Outcomes, _as_async, host_key, outcomes_while
 from ..client import Outcome
 from ..errors import FetchError, UsageError
@@ -499,7 +499,7 @@ async def _run(
                     deliver(items, value)
                     pump()
 
-        def start(nursery: anyio.abc.TaskGroup) -> None:
+        def start(nursery: aio.Nursery) -> None:
             nursery.start_soon(feed)
             nursery.start_soon(trickle)
             nursery.start_soon(collect)
