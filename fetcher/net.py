@@ -186,7 +186,7 @@ async def open_connection(
     until = aio.current_time() + connect_timeout
     try:
         with fail_at(min(until, budget.deadline) if budget is not None else until):
-            stream: anyio.abc.ByteStream = await anyio.connect_tcp(host, port)
+            stream, sock = await dial(host, port)
     except TooSlow:
         if budget is not None and budget.deadline < until:
             raise budget.expired() from None
@@ -201,7 +201,8 @@ async def open_connection(
             hint="check the host name and port, and that the server is running",
         ) from None
     connection = Connection(stream, host, port, timeout=timeout)
-    sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    if sock is None:
+        sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
     if sock is not None:
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 1024 * 1024)
@@ -212,6 +213,87 @@ async def open_connection(
         await connection.start_tls(tls, server_hostname or host)
     trace.debug("* connected to %s:%s%s", host, port, " (TLS)" if tls is not None else "")
     return connection
+
+
+async def dial(host: str, port: int) -> tuple[anyio.abc.SocketStream, socket.socket | None]:
+    """A TCP stream to host:port, and its plain socket when known (the one place that dials).
+
+    On trio an IP address is dialled directly (`_connect_literal`); a name,
+    or any host on asyncio, goes through `anyio.connect_tcp` (resolution,
+    happy eyeballs).  The caller checked the port and bounds the wait.
+    """
+    import anyio.abc
+
+    family = _literal_family(host) if aio.on_trio() else None
+    if family is None:
+        return await anyio.connect_tcp(host, port), None
+    sock = await _connect_literal(family, host, port)
+    try:
+        return await anyio.abc.SocketStream.from_socket(sock), sock
+    except BaseException:
+        _close_socket(sock)
+        raise
+
+
+def _literal_family(host: str) -> socket.AddressFamily | None:
+    """AF_INET or AF_INET6 when `host` is a plain IP address (nothing to resolve), else None.
+
+    An IPv6 address with a zone (fe80::1%eth0) is left to anyio, which resolves the zone.
+    """
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except (OSError, ValueError):
+            continue
+        return family
+    return None
+
+
+async def _connect_literal(family: socket.AddressFamily, host: str, port: int) -> socket.socket:
+    """A connected non-blocking TCP socket to an IP address, on trio (the caller bounds the wait).
+
+    What `anyio.connect_tcp` does for an address it need not resolve, without
+    its happy-eyeballs task group and its resolver call: FTP data ports (the
+    control connection's peer address) and every URL naming an address.
+    On loopback and fast links the handshake is often over before the
+    socket is asked, so the wait for writability is skipped then.
+    """
+    import trio
+
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        await trio.lowlevel.checkpoint_if_cancelled()
+        code = sock.connect_ex((host, port))
+        if code == errno.EINPROGRESS:
+            code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code == 0 and not _connected(sock):
+                await trio.lowlevel.wait_writable(sock)
+                code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if code:
+            raise OSError(code, os.strerror(code))
+    except BaseException:
+        _close_socket(sock)
+        raise
+    return sock
+
+
+def _connected(sock: socket.socket) -> bool:
+    try:
+        sock.getpeername()
+    except OSError:
+        return False
+    return True
+
+
+def _close_socket(sock: socket.socket) -> None:
+    """Close a socket trio may have waited on (trio's own socket close does the same)."""
+    import trio
+
+    if sock.fileno() != -1:
+        trio.lowlevel.notify_closing(sock)
+        sock.close()
 
 
 def _is_tls(stream: object) -> bool:
@@ -352,12 +434,14 @@ class Connection:
         import anyio
 
         budget = current_budget.get()
-        if self._raw is not None and self._direct > 0:
+        raw = self._raw
+        tried = False
+        if raw is not None and self._direct > 0:
             self._direct -= 1
             try:
-                data = self._raw.recv(max_bytes)
+                data = raw.recv(max_bytes)
             except BlockingIOError:
-                pass  # nothing there yet: wait for it below, under the timeouts
+                tried = True  # nothing there yet: wait for it below, under the timeouts
             except OSError as error:
                 raise self._broken(error) from None
             else:
@@ -366,6 +450,12 @@ class Connection:
         self._direct = DIRECT_RUN
         started = aio.current_time()
         until, why = self._read_until(budget, started)
+        if raw is not None:
+            received = await self._receive_raw(raw, max_bytes, until, tried)
+            if received is None:
+                raise self._read_too_slow(budget, why, doing)
+            self._count(len(received), budget, started)
+            return received
         try:
             with fail_at(until):
                 data = bytes(await self.stream.receive(max_bytes))
@@ -377,6 +467,37 @@ class Connection:
             raise self._broken(error) from None
         self._count(len(data), budget, started)
         return data
+
+    async def _receive_raw(self, raw: socket.socket, max_bytes: int, until: float, tried: bool) -> bytes | None:
+        """One read of the plain socket on trio, through the scheduler, by `until`; None when that passed.
+
+        trio's own socket read, with one cancel scope for the deadline: a
+        cancellation point before the read, never after it (a cancelled read
+        has taken nothing); `tried`: a direct read just found nothing, so
+        the first step is the wait.
+        """
+        import trio
+
+        with trio.CancelScope(deadline=until):
+            try:
+                if not tried:
+                    await trio.lowlevel.checkpoint_if_cancelled()
+                    try:
+                        data = raw.recv(max_bytes)
+                    except BlockingIOError:
+                        pass
+                    else:
+                        await trio.lowlevel.cancel_shielded_checkpoint()
+                        return data
+                while True:
+                    await trio.lowlevel.wait_readable(raw)
+                    try:
+                        return raw.recv(max_bytes)
+                    except BlockingIOError:
+                        continue
+            except (OSError, trio.ClosedResourceError) as error:
+                raise self._broken(error) from None
+        return None
 
     async def receive_into(self, view: memoryview) -> int:
         """Like `receive_some`, into `view`: the count, 0 at end of stream (no bytes object per read).
@@ -553,10 +674,12 @@ class Connection:
     async def send_all(self, data: bytes) -> None:
         import anyio
 
-        if self._raw is not None and self._direct > 0:
+        raw = self._raw
+        tried = False
+        if raw is not None and self._direct > 0:
             self._direct -= 1
             try:
-                sent = self._raw.send(data)
+                sent = raw.send(data)
             except BlockingIOError:
                 sent = 0
             except OSError as error:
@@ -564,11 +687,19 @@ class Connection:
             if sent == len(data):
                 return
             data = data[sent:]
+            tried = True
         self._direct = DIRECT_RUN
         budget = current_budget.get()
         until = aio.current_time() + self.timeout
+        deadline = min(until, budget.deadline) if budget is not None else until
+        if raw is not None:
+            if not await self._send_raw(raw, data, deadline, tried):
+                if budget is not None and budget.deadline < until:
+                    raise budget.expired()
+                raise self._timed_out("sending")
+            return
         try:
-            with fail_at(min(until, budget.deadline) if budget is not None else until):
+            with fail_at(deadline):
                 await self.stream.send(data)
         except TooSlow:
             if budget is not None and budget.deadline < until:
@@ -576,6 +707,36 @@ class Connection:
             raise self._timed_out("sending") from None
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
             raise self._broken_sending(error) from None
+
+    async def _send_raw(self, raw: socket.socket, data: bytes, until: float, tried: bool) -> bool:
+        """Send all of `data` on the plain socket on trio, through the scheduler, by `until`; False when that passed.
+
+        As `_receive_raw`: a cancellation point only before anything was
+        sent or while waiting for room; `tried`: a direct send just filled
+        the socket buffer, so the first step is the wait.
+        """
+        import trio
+
+        view = memoryview(data)
+        with trio.CancelScope(deadline=until):
+            try:
+                waited = tried
+                if tried:
+                    await trio.lowlevel.wait_writable(raw)
+                else:
+                    await trio.lowlevel.checkpoint_if_cancelled()
+                while view:
+                    try:
+                        view = view[raw.send(view) :]
+                    except BlockingIOError:
+                        await trio.lowlevel.wait_writable(raw)
+                        waited = True
+                if not waited:
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                return True
+            except (OSError, trio.ClosedResourceError) as error:
+                raise self._broken_sending(error) from None
+        return False
 
     def _broken_sending(self, error: BaseException) -> ProtocolError:
         return ProtocolError(f"connection to {self.host}:{self.port} broke while sending: {error}")
@@ -609,6 +770,12 @@ class Connection:
         if self.closed:
             return
         self.closed = True
+        if self._raw is not None:
+            # A plain TCP socket on trio: closing it cannot block, so no shielded,
+            # bounded wait (two cancel scopes per connection) is needed.  The
+            # stream's own close would do the same, plus a checkpoint.
+            _close_socket(self._raw)
+            return
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(1):
                 try:

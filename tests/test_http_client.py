@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import socket
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import anyio.abc
 import pytest
 import trio
 
+import fetcher.net
 from fetcher import Client
 from fetcher.errors import (
     AuthError,
@@ -365,13 +367,13 @@ async def test_dangerous_redirects_are_refused_without_connecting(
 ) -> None:
     server.routes["/evil"] = redirect(location)
     attempts: list[tuple[str, int]] = []
-    real = anyio.connect_tcp
+    real = fetcher.net.dial
 
-    async def recording(host: str, port: int, **kwargs: object) -> anyio.abc.SocketStream:
+    async def recording(host: str, port: int) -> tuple[anyio.abc.SocketStream, socket.socket | None]:
         attempts.append((host, port))
-        return await real(host, port, **kwargs)  # type: ignore[arg-type]
+        return await real(host, port)
 
-    monkeypatch.setattr(anyio, "connect_tcp", recording)  # what fetcher.net dials with
+    monkeypatch.setattr(fetcher.net, "dial", recording)  # what fetcher.net.open_connection dials with
     async with Client() as client:
         with pytest.raises(UnsafeURL):
             await client.fetch(server.url("/evil"))
