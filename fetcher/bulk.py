@@ -19,19 +19,20 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from . import aio, guard
 from .client import Client, Fetched, Outcome
 from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
-from .etags import EtagStore
 from .layout import Layout, load_done, make_dirs, name_digest
-from .mirror import Mirror, is_html, page_links
 from .render import listing_json
 from .resource import Entry
 from .sink import Download, output_error, partial_path, write_file
 from .text import escape, mask_secrets
 from .url import URL, parse_url
+
+if TYPE_CHECKING:
+    from .mirror import Mirror
 
 #: Exit code of a -r run that stopped following links at --limit frontier/pages (LimitExceeded's).
 LIMIT_EXIT = 7
@@ -299,8 +300,11 @@ class BulkRun:
         self.start_hosts: set[str] = set()
         #: Who runs the URLs: this process, or a cluster executor of the same shape (fetcher/cluster.py).
         self.fetch_all: Any = client.fetch_all
-        self.mirror = (
-            Mirror(
+        self.mirror: Mirror | None = None
+        if args.recursive:
+            from .mirror import Mirror  # -r only (and its HTML parser)
+
+            self.mirror = Mirror(
                 parent=getattr(args, "parent", False),
                 timestamping=getattr(args, "timestamping", False),
                 robots=not getattr(args, "no_robots", False),
@@ -308,10 +312,9 @@ class BulkRun:
                 user_agent=client.settings.user_agent or "fetcher",
                 log=progress.log,
             )
-            if args.recursive
-            else None
-        )
         if self.mirror is not None and self.mirror.timestamping:
+            from .etags import EtagStore
+
             self.mirror.etags = EtagStore(self.layout.root)
             self.layout.reserve(self.mirror.etags.path)  # no URL is saved over the state file
             for problem in self.mirror.etags.load():
@@ -630,6 +633,8 @@ class BulkRun:
             return
         if job.parent is None:
             self.mirror.started(job.url, listing=False)
+        from .mirror import is_html, page_links
+
         if job.depth >= self.args.depth or not is_html(content_type, path) or path is None:
             return
         links, note = await aio.run_sync(

@@ -24,7 +24,6 @@ from . import aio, guard
 from .errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
 from .net import Budget, Connection, current_budget, open_connection, trace
 from .pool import Pool
-from .ratelimit import RateLimiter
 from .registry import get_handler
 from .resource import Advisory, Entry, Resource
 from .settings import BULK_SPEED_LIMIT, Settings
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
 
     from . import tap
     from .batch import FetchAll
+    from .ratelimit import RateLimiter
 
 log = logging.getLogger("fetcher")
 T = TypeVar("T")
@@ -238,7 +238,11 @@ class Client:
         #: If-Modified-Since for these, and a 304 comes back as an advisory with status 304.
         self.conditions: dict[str, float] = {}
         #: --limit-rate: one bucket for every transfer of this client (a whole bulk run or mirror).
-        self.rate: RateLimiter | None = RateLimiter(self.settings.limit_rate) if self.settings.limit_rate else None
+        self.rate: RateLimiter | None = None
+        if self.settings.limit_rate:
+            from .ratelimit import RateLimiter  # only --limit-rate needs it: not at start-up
+
+            self.rate = RateLimiter(self.settings.limit_rate)
         #: URL -> the ETag the local copy was saved with: sent as If-None-Match beside it.
         self.etags: dict[str, str] = {}
         #: FTP URL -> the start directory ("" for none) -r confines it to: a name of unknown

@@ -323,9 +323,7 @@ class Lanes:
             self._space.set()
             self._space = None
 
-    async def _worker(
-        self, key: Hashable, handler: LaneHandler, url: URL, results: aio.SendChannel[Outcome]
-    ) -> None:
+    async def _worker(self, key: Hashable, handler: LaneHandler, url: URL, results: aio.SendChannel[Outcome]) -> None:
         work = LaneWork(self, key, results)
         try:
             work.host = self.host_limit(url)

@@ -54,7 +54,7 @@ class Handler:
         offset = min(session.offset, info.st_size)
         if offset:
             handle.seek(offset)
-        content_type, _ = mimetypes.guess_type(path)
+        content_type = _content_type(path)
         return Resource(
             url,
             "document",
@@ -106,3 +106,15 @@ async def _read(handle: object) -> AsyncIterator[bytes]:
             await aio.checkpoint()
     finally:
         file.close()  # type: ignore[attr-defined]
+
+
+def _content_type(path: str) -> str | None:
+    """The type the name says: Python's own table first, the system's (/etc/mime.types) for the rest.
+
+    Python's table is the same on every machine and is there at import;
+    `mimetypes.guess_type` first reads the system's tables, 2,000 lines and
+    about 1.5 ms of a 100 ms `fetch file:...`.
+    """
+    extension = os.path.splitext(path)[1]
+    known = mimetypes.types_map.get(extension) or mimetypes.types_map.get(extension.lower())
+    return known or mimetypes.guess_type(path)[0]

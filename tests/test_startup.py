@@ -32,7 +32,14 @@ HEAVY = ("rich", "h11", "httptools", "dask", "distributed", "warcio", "hypothesi
          "fetcher.tap", "fetcher.warc", "json",
          # Only when a URL has a host to look up in ~/.netrc, or other schemes.
          "netrc", "certifi", "idna.uts46data", "schemes.gopher", "schemes.nntp", "schemes.wais",
-         "schemes.prospero", "schemes.telnet", "fetcher.mirror", "fetcher.cluster")  # fmt: skip
+         "schemes.prospero", "schemes.telnet", "fetcher.mirror", "fetcher.cluster",
+         # --limit-rate only.
+         "fetcher.ratelimit")  # fmt: skip
+
+#: A bulk run of file: URLs: the batch, and still no socket library.
+HEAVY_FOR_FILE_BULK = tuple(
+    name for name in HEAVY if name not in ("fetcher.batch", "fetcher.bulk", "fetcher.progress", "json")
+)
 
 #: A plain http: fetch needs HTTP, sockets and anyio's backend, and still none of these.
 HEAVY_FOR_HTTP = ("rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
@@ -116,3 +123,32 @@ async def test_http_fetch_imports_only_what_http_needs(nursery: trio.Nursery, tm
     names = imported(result.stderr)
     assert "schemes.http.handler" in names  # the log covers the retrieval itself
     assert heavy_in(names, HEAVY_FOR_HTTP) == []
+
+
+def test_file_bulk_imports_no_socket_library(tmp_path: Path) -> None:
+    # The bulk path's nurseries, semaphores and channels are trio's own on trio (fetcher.aio), not anyio's.
+    urls = []
+    for index in range(3):
+        (tmp_path / f"f{index}.txt").write_bytes(b"%d\n" % index)
+        urls.append(f"file://{tmp_path}/f{index}.txt")
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    result = run_logged("-i", str(tmp_path / "urls.txt"), "-d", str(tmp_path / "out"), "--no-progress")
+    assert result.returncode == 0, result.stderr[-500:]
+    assert (tmp_path / "out" / "f2.txt").read_bytes() == b"2\n"
+    names = imported(result.stderr)
+    assert "fetcher.batch" in names  # the log covers the bulk run itself
+    assert heavy_in(names, HEAVY_FOR_FILE_BULK) == []
+
+
+def test_file_content_type_reads_no_system_table() -> None:
+    # Python's own table answers the common names; /etc/mime.types is read only for the rest.
+    code = (
+        "import mimetypes, schemes.file as f; "
+        "print(f._content_type('/a/b.txt'), f._content_type('/a/B.PNG'), mimetypes.inited); "
+        "print(f._content_type('/a/b.tar.gz'), f._content_type('/a/noext'), mimetypes.inited)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    first, second = result.stdout.splitlines()
+    assert first == "text/plain image/png False"
+    assert second == "application/x-tar None True"
