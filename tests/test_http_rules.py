@@ -294,3 +294,33 @@ def test_any_body_after_a_valid_head(body: bytes) -> None:
 def test_h11_refuses_what_the_request_line_cannot_hold() -> None:
     with pytest.raises(h11.LocalProtocolError):
         h11.Connection(h11.CLIENT).send(h11.Request(method="GET", target="/a b", headers=[("Host", "h")]))
+
+
+@given(
+    # From year 1000: email.utils reads "0099" as 1999 (RFC 5322's rule for two-digit years);
+    # an IMF-fixdate's year has four digits, and http_date reads it as written.
+    st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31)),
+    st.sampled_from(["{}", "{} ", " {}", "{}x", "{}".upper(), "{}".lower()]),
+)
+def test_http_date_reads_what_email_utils_reads(when: datetime, wrap: str) -> None:
+    # The IMF-fixdate fast path and email.utils agree on every date and on near misses (which fall back).
+    from email.utils import format_datetime, parsedate_to_datetime
+
+    from schemes.http.response import http_date
+
+    text = wrap.format(format_datetime(when.replace(microsecond=0, tzinfo=UTC), usegmt=True))
+    try:
+        expected = parsedate_to_datetime(text)
+        if expected.tzinfo is None:
+            expected = expected.replace(tzinfo=UTC)
+    except (TypeError, ValueError, IndexError):
+        expected = None
+    assert http_date(text) == expected
+
+
+@given(st.text(max_size=40))
+def test_http_date_never_raises(text: str) -> None:
+    from schemes.http.response import http_date
+
+    result = http_date(text)
+    assert result is None or result.tzinfo is not None

@@ -152,3 +152,25 @@ def test_file_content_type_reads_no_system_table() -> None:
     first, second = result.stdout.splitlines()
     assert first == "text/plain image/png False"
     assert second == "application/x-tar None True"
+
+
+async def test_http_bulk_lane_needs_no_h11(nursery: trio.Nursery, tmp_path: Path) -> None:
+    # Plain replies on the pipelined lane are framed by fasthead.py; h11 and email.utils
+    # (dates) load only when a reply needs them.
+    server = HTTPTestServer()
+    await nursery.start(server.serve)
+    urls = []
+    for index in range(5):
+        server.add(f"/f{index}.txt", b"%d\n" % index, content_type="text/plain",
+                   headers=[("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")])  # fmt: skip
+        urls.append(server.url(f"/f{index}.txt"))
+    (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+    result = await trio.to_thread.run_sync(
+        lambda: run_logged("-i", str(tmp_path / "urls.txt"), "-d", str(tmp_path / "out"), "--no-progress")
+    )
+    assert result.returncode == 0, result.stderr[-500:]
+    assert (tmp_path / "out" / "f4.txt").read_bytes() == b"4\n"
+    assert (tmp_path / "out" / "f4.txt").stat().st_mtime == 784111777  # the date was read
+    names = imported(result.stderr)
+    assert "schemes.http.lane" in names
+    assert heavy_in(names, ("h11", "email")) == []

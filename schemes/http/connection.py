@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-
-import h11
+from typing import TYPE_CHECKING
 
 from fetcher import tap as archive
 from fetcher.errors import ProtocolError, UnsafeURL
@@ -25,6 +24,9 @@ from .fasthead import HEAD_END, FastResponse, lean_request, parse_head
 from .reader import ReplyReader
 from .request import RequestHead
 from .response import mask_userinfo
+
+if TYPE_CHECKING:
+    import h11
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -96,6 +98,8 @@ class HTTPConnection:
 
     @property
     def reusable(self) -> bool:
+        import h11
+
         if self._bypassed is not None:
             return self._bypassed
         return self.reader.h11.our_state is h11.DONE and self.reader.h11.their_state is h11.DONE
@@ -123,6 +127,8 @@ class HTTPConnection:
 
     def _tell_h11(self, head: RequestHead) -> bytes:
         """The request through h11's state machine: its bytes, or UnsafeURL for what HTTP does not allow."""
+        import h11
+
         try:
             data = self.reader.h11.send(h11.Request(method=head.method, target=head.target, headers=head.headers))
             data += self.reader.h11.send(h11.EndOfMessage())
@@ -137,6 +143,8 @@ class HTTPConnection:
         return data
 
     async def next_event(self) -> h11.Event:
+        import h11
+
         while True:
             event = self.reader.next_event()
             if event is not h11.NEED_DATA:
@@ -183,6 +191,8 @@ class HTTPConnection:
         return reply
 
     async def _receive_response(self) -> h11.Response:
+        import h11
+
         while True:
             event = await self.next_event()
             if isinstance(event, h11.InformationalResponse | h11.Response):
@@ -217,6 +227,8 @@ class HTTPConnection:
         with a fresh h11 state machine.  A close-delimited body goes through
         h11, its pieces joined up to BODY_RECEIVE bytes.
         """
+        import h11
+
         if self._length is not None:
             async for data in self._counted_body(self._length):
                 yield data
@@ -275,6 +287,8 @@ class HTTPConnection:
             self._bypassed = True
 
     async def _counted_body(self, length: int) -> AsyncIterator[bytes]:
+        import h11
+
         if self._pending is not None:
             async for data in self._fast_counted_body(length):
                 yield data
@@ -339,6 +353,8 @@ class HTTPConnection:
     @property
     def switched(self) -> bool:
         """True after a successful CONNECT (the stream now belongs to the tunnel)."""
+        import h11
+
         return self.reader.h11.our_state is h11.SWITCHED_PROTOCOL
 
     async def aclose(self) -> None:

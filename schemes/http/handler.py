@@ -14,10 +14,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
-from email.utils import formatdate
 from typing import TYPE_CHECKING
-
-import h11
 
 from fetcher import tap as archive
 from fetcher.client import Session
@@ -39,8 +36,11 @@ if TYPE_CHECKING:
     from fetcher.client import Client
     from fetcher.lanes import LaneWork
 
-#: A final response head: h11's, or the lean path's for a plain one (fasthead.py).
-Reply = h11.Response | FastResponse
+if TYPE_CHECKING:
+    import h11
+
+    #: A final response head: h11's, or the lean path's for a plain one (fasthead.py).
+    Reply = h11.Response | FastResponse
 
 log = logging.getLogger("fetcher")
 trace = logging.getLogger("fetcher.trace")
@@ -120,6 +120,8 @@ class Handler:
             tag = session.client.etags.get(str(url))
             if tag is not None:
                 head.headers.append(("If-None-Match", tag))
+            from email.utils import formatdate  # -N only
+
             head.headers.append(("If-Modified-Since", formatdate(since, usegmt=True)))
         lease, reply = await self._exchange(url, session, route, head)
         status = reply.status_code

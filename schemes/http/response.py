@@ -7,7 +7,6 @@ defined `FetchError`: server text is data, never trusted to be well formed.
 
 from __future__ import annotations
 
-import email.utils
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -93,21 +92,49 @@ def retry_after(value: str | None, now: datetime | None = None) -> float | None:
     if value.isdigit():
         # 400 digits of seconds become inf: no real server asks for more than a year.
         return min(float(value), 365 * 86400.0)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    when = http_date(value)
+    if when is None:
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
     now = now or datetime.now(UTC)
     return max(0.0, (when - now).total_seconds())
 
 
 def last_modified(value: str | None) -> datetime | None:
-    if value is None:
-        return None
+    return http_date(value) if value is not None else None
+
+
+_MONTHS = {name: number for number, name in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}  # fmt: skip
+
+
+def http_date(value: str) -> datetime | None:
+    """An HTTP-date (RFC 9110 §5.6.7) as an aware datetime, or None when it is not one.
+
+    IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), what servers send today,
+    is read here; the obsolete forms go to `email.utils`, whose imports cost
+    1.5 ms of a bulk run's start-up.
+    """
+    numbers = value[5:7] + value[12:16] + value[17:19] + value[20:22] + value[23:25]
+    month = _MONTHS.get(value[8:11])
+    if (
+        len(value) == 29
+        and value[3:5] == ", "
+        and value[7] == value[11] == value[16] == " "
+        and value[19] == value[22] == ":"
+        and value[25:] == " GMT"
+        and month is not None
+        and numbers.isascii()
+        and numbers.isdigit()
+    ):
+        day, year, hour, minute, second = (int(numbers[a:b]) for a, b in ((0, 2), (2, 6), (6, 8), (8, 10), (10, 12)))
+        try:
+            return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+        except ValueError:
+            return None  # 31 Feb, 25:00: not a date
     try:
-        when = email.utils.parsedate_to_datetime(value)
+        from email.utils import parsedate_to_datetime
+
+        when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
