@@ -415,3 +415,38 @@ def test_a_listing_saved_with_dash_o_uppercase_never_follows_a_planted_symlink(
     link.symlink_to("/dev/null")
     assert main(["-o", str(link), f"file://{source}/"]) == 0
     assert link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a.txt", "index.html", "", "x/", "a%20b", ".", "..", "CON", "%2e%2e", "%C3%A9" * 150, "a.txt.1"]),
+            st.sampled_from([None, "a.txt", "../up", "b.bin"]),
+            st.sampled_from(["document", "release", "renamed"]),
+        ),
+        max_size=40,
+    ),
+    st.sampled_from([".", "out", "/tmp/out/", "./deep/er"]),
+)
+def test_flat_names_take_the_short_way_to_the_same_paths(steps: list[tuple[str, str | None, str]], root: str) -> None:
+    # Layout._flat (the bulk run's short way) names, numbers and records exactly as _place does.
+    fast, slow = Layout(Path(root), "flat"), Layout(Path(root), "flat")
+    slow._flat = lambda name: None  # type: ignore[method-assign]
+    taken: list[tuple[Path, Path]] = []
+    for index, (tail, suggested, action) in enumerate(steps):
+        url = parse_url(f"http://127.0.0.1:8080/{index % 3}/{tail}")
+        if action == "release" and taken:
+            first, second = taken.pop(0)
+            fast.release(first)
+            slow.release(second)
+        elif action == "renamed" and taken:
+            first, second = taken.pop()
+            pair = (fast.renamed(url, first, "b.bin"), slow.renamed(url, second, "b.bin"))
+            assert pair[0] == pair[1]
+            taken.append(pair)
+        else:
+            pair = (fast.document(url, suggested), slow.document(url, suggested))
+            assert pair[0] == pair[1]
+            assert pair[0].parent == Path(root)
+            taken.append(pair)
