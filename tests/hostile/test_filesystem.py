@@ -421,7 +421,9 @@ def test_a_listing_saved_with_dash_o_uppercase_never_follows_a_planted_symlink(
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["a.txt", "index.html", "", "x/", "a%20b", ".", "..", "CON", "%2e%2e", "%C3%A9" * 150, "a.txt.1"]),
+            st.sampled_from(
+                ["a.txt", "index.html", "", "x/", "a%20b", ".", "..", "CON", "%2e%2e", "%C3%A9" * 150, "a.txt.1"]
+            ),
             st.sampled_from([None, "a.txt", "../up", "b.bin"]),
             st.sampled_from(["document", "release", "renamed"]),
         ),
