@@ -16,8 +16,7 @@ import os
 import socket
 import ssl
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -156,6 +155,11 @@ current_budget: ContextVar[Budget | None] = ContextVar("fetcher_budget", default
 RECEIVE_SIZE = 256 * 1024
 #: Direct socket operations in a row before one goes through the scheduler (`Connection.use_raw_socket`).
 DIRECT_RUN = 16
+#: Direct operations left before the next one goes through the scheduler: one
+#: count for every connection, since trio runs one task at a time, a task that
+#: does not yield uses it up however many connections it works (one URL after
+#: another on new connections included), while each connection starts direct.
+_direct_left = 0
 MAX_LINE = 64 * 1024
 
 
@@ -296,6 +300,31 @@ def _close_socket(sock: socket.socket) -> None:
         sock.close()
 
 
+class _Within:
+    """`Connection.within()`: a class rather than a @contextmanager generator, entered for every reply line."""
+
+    __slots__ = ("_connection", "_saved", "_span", "_what")
+
+    def __init__(self, connection: Connection, span: float, what: str) -> None:
+        self._connection = connection
+        self._span = span
+        self._what = what
+        self._saved: tuple[float | None, int, tuple[str, float]] | None = None
+
+    def __enter__(self) -> None:
+        connection = self._connection
+        end = aio.current_time() + self._span
+        self._saved = connection._deadline, connection._deadline_mark, connection._deadline_what
+        if connection._deadline is None or end < connection._deadline:
+            connection._deadline, connection._deadline_what = end, (self._what, self._span)
+            connection._deadline_mark = connection._received
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
+        assert self._saved is not None
+        connection = self._connection
+        connection._deadline, connection._deadline_mark, connection._deadline_what = self._saved
+
+
 def _is_tls(stream: object) -> bool:
     # anyio's TLS module (5 ms of imports) is loaded by the first TLS handshake: before it, no stream is TLS.
     tls = sys.modules.get("anyio.streams.tls")
@@ -317,16 +346,14 @@ class Connection:
         #: reply, and how many bytes had arrived when it was set.
         self._deadline: float | None = None
         self._deadline_mark = 0
-        self._deadline_what = ""
+        #: What the deadline of `within()` is for, and its span (for the message when it passes).
+        self._deadline_what: tuple[str, float] = ("", 0.0)
         self._received = 0
         self._socket: socket.socket | None = None
         self._splice_works = True
         #: The plain TCP socket under `stream` when reads and sends may try it
         #: directly first (trio only; see `use_raw_socket`), else None.
         self._raw: socket.socket | None = None
-        #: Direct reads and sends left before the next one goes through the
-        #: scheduler (a checkpoint: fairness and cancellation).
-        self._direct = 0
 
     def __repr__(self) -> str:
         return f"<Connection {self.host}:{self.port}>"
@@ -369,9 +396,10 @@ class Connection:
         a cancel scope, a deadline and two trips through the scheduler for
         nothing.  The direct try is a plain non-blocking recv/send; only
         when it would block does the stream (with every timeout) take over.
-        Every DIRECT_RUN direct operations one goes the long way, so a busy
-        transfer still yields to other tasks and sees cancellation.  Only on
-        trio: asyncio's transports read the socket themselves.
+        Every DIRECT_RUN direct operations (counted over all connections:
+        `_direct_left`) one goes the long way, so a busy transfer still yields
+        to other tasks and sees cancellation.  Only on trio: asyncio's
+        transports read the socket themselves.
         """
         if aio.on_trio() and sock.gettimeout() == 0.0:
             self._raw = sock
@@ -408,21 +436,11 @@ class Connection:
             ) from None
         self.stream = tls_stream
 
-    @contextmanager
-    def within(self, seconds: float | None = None, *, what: str = "its reply") -> Iterator[None]:
+    def within(self, seconds: float | None = None, *, what: str = "its reply") -> _Within:
         """Bound every read inside the block by one deadline: a whole line or reply,
         not each read (a server dripping a byte now and then cannot hold it open).
         Nested blocks keep the outer (earlier) deadline."""
-        span = self.timeout if seconds is None else seconds
-        end = aio.current_time() + span
-        saved = self._deadline, self._deadline_mark, self._deadline_what
-        if self._deadline is None or end < self._deadline:
-            self._deadline, self._deadline_what = end, f"{what} within {span:g} s"
-            self._deadline_mark = self._received
-        try:
-            yield
-        finally:
-            self._deadline, self._deadline_mark, self._deadline_what = saved
+        return _Within(self, self.timeout if seconds is None else seconds, what)
 
     async def _receive(self, max_bytes: int, doing: str) -> bytes:
         """One read from the stream under the timeouts; b"" (and EOF noted) at end of stream.
@@ -433,11 +451,12 @@ class Connection:
         """
         import anyio
 
+        global _direct_left
         budget = current_budget.get()
         raw = self._raw
         tried = False
-        if raw is not None and self._direct > 0:
-            self._direct -= 1
+        if raw is not None and _direct_left > 0:
+            _direct_left -= 1
             try:
                 data = raw.recv(max_bytes)
             except BlockingIOError:
@@ -447,7 +466,7 @@ class Connection:
             else:
                 self._count(len(data), budget, aio.current_time() if budget is not None else 0.0)
                 return data
-        self._direct = DIRECT_RUN
+        _direct_left = DIRECT_RUN
         started = aio.current_time()
         until, why = self._read_until(budget, started)
         if raw is not None:
@@ -588,7 +607,7 @@ class Connection:
             return budget.too_slow()
         if why == "deadline" and self._received > self._deadline_mark:
             return Timeout(
-                f"{self.host}:{self.port} did not finish {self._deadline_what}",
+                f"{self.host}:{self.port} did not finish {self._deadline_what[0]} within {self._deadline_what[1]:g} s",
                 hint="the server sends too slowly; raise --timeout if it is just slow",
             )
         return self._timed_out(doing)
@@ -674,10 +693,11 @@ class Connection:
     async def send_all(self, data: bytes) -> None:
         import anyio
 
+        global _direct_left
         raw = self._raw
         tried = False
-        if raw is not None and self._direct > 0:
-            self._direct -= 1
+        if raw is not None and _direct_left > 0:
+            _direct_left -= 1
             try:
                 sent = raw.send(data)
             except BlockingIOError:
@@ -688,7 +708,7 @@ class Connection:
                 return
             data = data[sent:]
             tried = True
-        self._direct = DIRECT_RUN
+        _direct_left = DIRECT_RUN
         budget = current_budget.get()
         until = aio.current_time() + self.timeout
         deadline = min(until, budget.deadline) if budget is not None else until

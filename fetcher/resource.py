@@ -95,6 +95,24 @@ class DirectBody(Protocol):
     async def splice_into(self, pipe: int, count: int) -> int: ...
 
 
+class _Counted:
+    """A body handed on as it is, its bytes counted in `Resource.bytes_read`."""
+
+    __slots__ = ("_body", "_resource")
+
+    def __init__(self, resource: Resource, body: AsyncIterator[bytes]) -> None:
+        self._resource = resource
+        self._body = body
+
+    def __aiter__(self) -> _Counted:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await self._body.__anext__()
+        self._resource.bytes_read += len(chunk)
+        return chunk
+
+
 class Resource:
     """A retrieved resource.
 
@@ -149,7 +167,17 @@ class Resource:
     def __repr__(self) -> str:
         return f"<Resource {self.kind} {self.url} type={self.content_type} size={self.size}>"
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        body = self._body
+        plain = self.budget is None and self.max_size is None and self.tap is None and self.rate is None
+        if body is not None and plain:
+            # Nothing to apply per chunk (a bulk lane reads under its own budget): hand the body
+            # on with a count, without an async generator (trio registers and finalizes each one).
+            self._body = None
+            return _Counted(self, body)
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
         if self._body is None:
             return
         body, self._body = self._body, None
@@ -157,12 +185,6 @@ class Resource:
         budget = self.budget
         tap = self.tap
         rate = self.rate
-        if budget is None and limit is None and tap is None and rate is None:
-            # Nothing to apply per chunk (a bulk lane reads under its own budget): hand it on.
-            async for chunk in body:
-                self.bytes_read += len(chunk)
-                yield chunk
-            return
         while True:
             # Each read runs under this resource's time rules (even when the
             # caller reads several resources in turn), with the deadline as a

@@ -40,22 +40,54 @@ class RetrBody:
         self.decoder = decoder
         self.expected = expected
         self.received = 0
-        self._chunks: AsyncIterator[bytes] | None = None
+        #: Iterated (then `readinto` may not be used); the data connection reached its end.
+        self._iterated = False
+        self._ended = False
         self._done = False
         control.transferring = True
 
     @property
     def direct(self) -> bool:
         """True when the bytes on the wire are the document (no ASCII decoding, no TLS): `readinto` may be used."""
-        return self.decoder is None and not self.data.is_tls and self._chunks is None
+        return self.decoder is None and not self.data.is_tls and not self._iterated
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self
 
     async def __anext__(self) -> bytes:
-        if self._chunks is None:
-            self._chunks = self._read_chunks()
-        return await self._chunks.__anext__()
+        """The next chunk; after the last, the data connection closed and the final reply checked.
+
+        A plain coroutine, not an async generator: a bulk run reads thousands
+        of small bodies, and trio registers and finalizes every generator.
+        """
+        self._iterated = True
+        decoder = self.decoder
+        while not self._ended:
+            try:
+                chunk = await self.data.receive_some()
+            except ProtocolError as error:
+                self.control.healthy = False
+                await self.data.aclose()
+                raise transient_from(error, f"receiving {self.name!r}") from None
+            except BaseException:
+                await self.data.aclose()
+                raise
+            if not chunk:
+                self._ended = True
+                if decoder is not None and (tail := decoder.flush()):
+                    return tail
+                break
+            self.received += len(chunk)
+            if decoder is not None:
+                chunk = decoder.feed(chunk)
+                if not chunk:
+                    continue
+            return chunk
+        if not self._done:
+            self._done = True
+            await self.data.aclose()
+            await self._finish()
+        raise StopAsyncIteration
 
     @property
     def can_splice(self) -> bool:
@@ -87,30 +119,7 @@ class RetrBody:
         return 0
 
     async def aclose(self) -> None:
-        if self._chunks is not None:
-            await self._chunks.aclose()  # type: ignore[attr-defined]
-        else:
-            await self.data.aclose()
-
-    async def _read_chunks(self) -> AsyncIterator[bytes]:
-        decoder = self.decoder
-        try:
-            try:
-                async for chunk in self.data.iter_to_close():
-                    self.received += len(chunk)
-                    if decoder is not None:
-                        chunk = decoder.feed(chunk)
-                        if not chunk:
-                            continue
-                    yield chunk
-            except ProtocolError as error:
-                self.control.healthy = False
-                raise transient_from(error, f"receiving {self.name!r}") from None
-            if decoder is not None and (tail := decoder.flush()):
-                yield tail
-        finally:
-            await self.data.aclose()
-        await self._finish()
+        await self.data.aclose()
 
     async def _finish(self) -> None:
         """After the last byte: the final reply must be a success, and all SIZE bytes there."""
