@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fetcher import guard
@@ -32,7 +32,7 @@ from schemes.gopher.plus import (
     wanted_names,
 )
 from schemes.gopher.request import request_bytes
-from schemes.gopher.server_errors import error_for_message, error_reply, resembles_error
+from schemes.gopher.server_errors import ERROR_PEEK, error_for_message, error_reply, resembles_error
 from schemes.gopher.text import DotTerminated, FinalDot
 
 CTX = MenuContext(scheme="gopher", host="h.example", port=70)
@@ -483,3 +483,27 @@ def test_fuzz_gopher_plus_parsers(data: bytes) -> None:
     for item in parse_attributes(data):
         item.as_dict()
     error_reply(data)
+
+
+_ERROR_TOKENS = st.sampled_from(
+    [b"3", b"i", b"Error: ", b"error:", b"Err 5", b"\r\n", b"\n", b"\r", b".", b" ", b"\t", b"not found",
+     b"no such item", b"Gophered by x", b"____", b"file.txt", b"\xc3\xa9", b"\xff", b"x" * 150, b"A"]
+)  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.binary(max_size=700), st.lists(_ERROR_TOKENS, max_size=40).map(b"".join)), st.booleans())
+@example(b"  \r\nError: no such file\r\n" + b"x" * 600, False)
+@example(b"\tError: 3\r\n", False)
+@example(b"iinfo\tx\ty\t70\r\n3gone away\terr\thost\t70\r\n", True)
+@example(b"Error: File not found\r\n____\r\nGophered by me\r\n", True)
+@example(b"3no such item\t\terror.host\t1\r\n.\r\n", True)
+@example(b".\r\n", True)
+@example(b"x" * 199 + b"\r\nERROR: 5", False)
+@example(b"ERROR: 5" + b"y" * 300 + b"\r\n", False)
+def test_the_quick_error_checks_agree_with_the_line_by_line_ones(data: bytes, complete: bool) -> None:
+    """`error_reply` and `resembles_error` decide most replies from their first byte (issue 17); never differently."""
+    from schemes.gopher.server_errors import _error_reply, _resembles_error
+
+    assert error_reply(data) == (_error_reply(data) if len(data) <= ERROR_PEEK else None)
+    assert resembles_error(data, complete=complete) == _resembles_error(data, complete=complete)

@@ -110,6 +110,59 @@ class Source:
             yield data
 
 
+class Body:
+    """A document's body to its end; a reset or a timeout raises, so no truncated file looks complete.
+
+    Decoded chunk by chunk (`decoder`); `must_end`: the reply announced its
+    end (a Gopher+ length or block), so a close before it is an error.  The
+    connection is closed at the end, on an error and by `aclose`.  A plain
+    iterator rather than an async generator: a bulk run reads thousands of
+    small items, and trio registers and finalizes every generator.
+    """
+
+    def __init__(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> None:
+        self.url = url
+        self.source = source
+        self.decoder = decoder
+        self.must_end = must_end
+        self._finished = False
+
+    def __aiter__(self) -> Body:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._finished:
+            raise StopAsyncIteration
+        source, decoder = self.source, self.decoder
+        tail = b""
+        try:
+            while not _done(decoder):
+                if source.buffer:
+                    data, source.buffer = source.buffer, b""
+                else:
+                    data = await source.connection.receive_some()
+                    if not data:  # the server closed: the end, unless the reply announced one
+                        source.eof = True
+                        tail = decoder.close() if hasattr(decoder, "close") else b""
+                        if self.must_end:
+                            raise ProtocolError(_truncated(self.url, decoder), url=str(self.url))
+                        break
+                out = decoder.feed(data)
+                if out:
+                    return out
+        except BaseException:
+            await self.aclose()
+            raise
+        await self.aclose()
+        if tail:
+            return tail
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        self._finished = True
+        await self.source.connection.aclose()
+
+
 class Retrieval:
     """One gopher URL: what to send, and which reader turns the reply into a Resource."""
 
@@ -255,29 +308,10 @@ class Retrieval:
             "document",
             content_type=content_type,
             size=size,
-            body=self._body(url, source, decoder, must_end),
+            body=Body(url, source, decoder, must_end),
             metadata=self._metadata(url),
             closer=source.connection.aclose,
         )
-
-    async def _body(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> AsyncIterator[bytes]:
-        """The body to its end; a reset or a timeout raises, so no truncated file looks complete."""
-        try:
-            if _done(decoder):
-                return
-            async for chunk in source.chunks():
-                out = decoder.feed(chunk)
-                if out:
-                    yield out
-                if _done(decoder):
-                    return
-            tail = decoder.close() if hasattr(decoder, "close") else b""
-            if must_end:
-                raise ProtocolError(_truncated(url, decoder), url=str(url))
-            if tail:
-                yield tail
-        finally:
-            await source.connection.aclose()
 
     async def _menu(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool = False) -> Resource:
         parser = MenuParser.for_limits(self.ctx, self.settings.limits)

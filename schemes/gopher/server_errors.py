@@ -53,6 +53,10 @@ def _lines(data: bytes) -> list[bytes]:
     return lines
 
 
+#: First bytes after which a reply's first line decides alone (not blank, no error item, no "." line).
+_PLAIN_START = frozenset(range(256)) - frozenset(b"3i. \t\n\r\x0b\x0c")
+
+
 def error_reply(data: bytes) -> str | None:
     """The message of a complete reply that is a server's error rather than the document.
 
@@ -62,6 +66,12 @@ def error_reply(data: bytes) -> str | None:
     """
     if len(data) > ERROR_PEEK:
         return None
+    if data and data[0] in _PLAIN_START and not data.startswith(b"Error: "):
+        return None  # a first line that is text: what `_error_reply` finds too, without splitting the reply
+    return _error_reply(data)
+
+
+def _error_reply(data: bytes) -> str | None:
     lines = _lines(data)
     messages = []
     for line in lines:
@@ -88,6 +98,16 @@ def resembles_error(data: bytes, *, complete: bool) -> str | None:
 
     `data` is the reply's first `ERROR_PEEK` bytes, or all of it when `complete`.
     """
+    if data and data[0] in _PLAIN_START and not (complete and len(data) <= SHORT_REPLY):
+        # The first line is not blank, not an error item and not the "." line, and the reply is
+        # not a short page: only that line's first 200 bytes count (as in `_resembles_error`).
+        end = data.find(b"\n", 0, 200)
+        text = decode_display(data[:end] if end >= 0 else data[:200]).strip()
+        return text if _FIRST_WORD_ERROR.match(text) else None
+    return _resembles_error(data, complete=complete)
+
+
+def _resembles_error(data: bytes, *, complete: bool) -> str | None:
     lines = [line for line in _lines(data[:ERROR_PEEK]) if line.strip()]
     if not lines:
         return None
