@@ -464,7 +464,13 @@ class Connection:
             except OSError as error:
                 raise self._broken(error) from None
             else:
-                self._count(len(data), budget, aio.current_time() if budget is not None else 0.0)
+                # As `_count`, with no time spent waiting for the server (the socket had the bytes).
+                count = len(data)
+                self._received += count
+                if budget is not None:
+                    budget.account(count, 0.0)
+                if not count:
+                    self._eof = True
                 return data
         _direct_left = DIRECT_RUN
         started = aio.current_time()

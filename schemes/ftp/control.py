@@ -54,6 +54,8 @@ class Control:
         self.outstanding = 1
         #: True while a RETR body is being read.
         self.transferring = False
+        #: The peer's address, asked once (`peer_host`).
+        self._peer: str | None = None
 
     def __repr__(self) -> str:
         return f"<FTP control {self.conn.host}:{self.conn.port}>"
@@ -253,8 +255,10 @@ class Control:
 
     def peer_host(self) -> str:
         """The address the control connection really reached (the data port is dialled there)."""
-        address = self.conn.peer_address()
-        return address if address is not None else self.conn.host
+        if self._peer is None:
+            address = self.conn.peer_address()
+            self._peer = address if address is not None else self.conn.host
+        return self._peer
 
     async def passive_port(self) -> int:
         """EPSV, or PASV when the server does not know EPSV; only the port is used."""

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from fetcher import tap as archive
-from fetcher.client import Session
+from fetcher.client import Session, _bulk_run
 from fetcher.errors import AuthError, LimitExceeded, ProtocolError, UsageError
 from fetcher.net import trace
 from fetcher.resource import Advisory, Entry, Resource
@@ -75,8 +75,6 @@ def _wants_facts(session: Session) -> bool:
         return True
     wanted = session.settings.remote_time
     if wanted is None:
-        from fetcher.client import _bulk_run
-
         return not _bulk_run.get()
     return wanted
 

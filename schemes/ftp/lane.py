@@ -21,12 +21,14 @@ import logging
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
+from fetcher.client import Session
 from fetcher.errors import FetchError, ProtocolError
 from fetcher.lanes import admits, deliver
 from fetcher.net import current_budget
 from fetcher.url import URL, FtpURL
 
 from .control import Control, StaleControl
+from .handler import choose_login
 
 if TYPE_CHECKING:
     from fetcher.client import Client
@@ -76,25 +78,21 @@ class _Lane:
         self.control: Control | None = None
         self.key: PoolKey | None = None
 
-    async def _control(self, url: FtpURL, session: object) -> Control:
-        from .handler import choose_login
-
+    async def _control(self, url: FtpURL, session: Session) -> Control:
         if self.control is not None and self.control.reusable:
             return self.control
         await self._drop()
-        login = choose_login(url, session)  # type: ignore[arg-type]
+        login = choose_login(url, session)
         self.key = (url.scheme, url.host, url.port, login.user, False)
         pooled = await self.client.pool.take(self.key)
         if isinstance(pooled, Control):
             pooled.reused = True
             self.control = pooled
         else:
-            self.control = await self.handler._connect(url, session, login, implicit=False, explicit=False)  # type: ignore[arg-type]
+            self.control = await self.handler._connect(url, session, login, implicit=False, explicit=False)
         return self.control
 
     async def retrieve(self, item: LaneItem) -> None:
-        from fetcher.client import Session
-
         url = item.url
         assert isinstance(url, FtpURL)
         work = self.work
