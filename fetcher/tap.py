@@ -30,7 +30,7 @@ import io
 import json
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -43,9 +43,9 @@ if TYPE_CHECKING:
 
 #: Bytes of a payload kept in memory before it goes to the archive or to disk.
 SPOOL_MEMORY = 256 * 1024
-#: Bytes handed to the spool's worker thread at a time (one hand-off per ~1 MiB, not per read).
+#: Bytes handed to the spool's worker threads at a time (one hand-off per ~1 MiB, not per read).
 BATCH = 1 << 20
-#: Batches waiting for the spool's worker thread before the transfer waits for it.
+#: Batches waiting for the spool's worker threads before the transfer waits for them.
 PENDING = 16
 #: Most bytes of dialogue kept per retrieval (an endless listing traced line
 #: by line must not grow without bound); past it the dialogue says so.
@@ -60,11 +60,14 @@ def _warc_digest(sha1: Any) -> str:
 class Sink(Protocol):
     """Where a large payload goes once it leaves memory: written in place in the archive by the recorder."""
 
-    def write(self, data: bytes) -> None:
-        """Append bytes (called from the spool's worker thread)."""
+    def write(self, pieces: Sequence[bytes]) -> None:
+        """Append the pieces, in order (called from the spool's sink thread, one batch at a time)."""
 
     def abandon(self) -> None:
         """The bytes will never make a record: take back what was written."""
+
+    def pace(self, backlog: int) -> None:
+        """How many batches wait for the sink thread now (told before each batch is handed over)."""
 
 
 class _TempSink:
@@ -75,11 +78,14 @@ class _TempSink:
 
         self.file: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
 
-    def write(self, data: bytes) -> None:
-        self.file.write(data)
+    def write(self, pieces: Sequence[bytes]) -> None:
+        self.file.writelines(pieces)
 
     def abandon(self) -> None:
         self.file.close()
+
+    def pace(self, backlog: int) -> None:
+        pass
 
 
 class Spool:
@@ -92,10 +98,18 @@ class Spool:
     The first SPOOL_MEMORY bytes stay in memory (most captures are small).
     Past them the recorder may take the bytes as they come (`Recorder.sink`:
     written once, in place in the archive), else they go to a temporary
-    file.  From then on hashing and writing run in a worker thread (hashlib,
-    zlib and file writes release the GIL), fed in batches of BATCH bytes, so
-    they overlap the transfer; at most PENDING batches wait for it
-    (back-pressure on a fast network), and every reader waits for them.
+    file.  From then on the work per byte runs in worker threads, fed in
+    batches of BATCH bytes, each batch handed to every stage in turn: one
+    thread takes the SHA-1 of every byte (the block digest), one the SHA-1
+    of an HTTP message's body (the payload digest), one the sink (CRC-32,
+    deflate or stored framing, the write).  hashlib, zlib and file writes
+    release the GIL, so the stages run beside each other and beside the
+    transfer instead of one after another.  (The two digests cannot share
+    work: the body is a suffix of the block, and SHA-1 only extends a
+    prefix.  A `resource` record's block is its payload: one SHA-1.)
+    At most PENDING batches wait for the stages (back-pressure on a fast
+    network; at most PENDING * BATCH bytes in memory), and every reader
+    waits for them.
     """
 
     def __init__(self, *, head: bool = False, owner: Tap | None = None) -> None:
@@ -115,8 +129,10 @@ class Spool:
         self._memory: list[bytes] | None = []
         #: Where the bytes went past SPOOL_MEMORY: the recorder's sink, or a temporary file.
         self.sink: Sink | None = None
-        self._worker: ThreadPoolExecutor | None = None
-        self._pending: deque[Future[None]] = deque()
+        #: The worker threads past SPOOL_MEMORY, each with the work it does on every batch.
+        self._stages: list[tuple[ThreadPoolExecutor, Callable[[list[bytes]], None]]] = []
+        #: Each batch's futures, one per stage, oldest first.
+        self._pending: deque[tuple[Future[None], ...]] = deque()
         self._batch: list[bytes] = []
         self._batch_size = 0
 
@@ -142,7 +158,7 @@ class Spool:
             self._submit()
 
     def _leave_memory(self) -> None:
-        """Past SPOOL_MEMORY: hand what is in memory to a sink, and start the worker thread."""
+        """Past SPOOL_MEMORY: hand what is in memory to a sink, and start the worker threads."""
         from concurrent.futures import ThreadPoolExecutor
 
         assert self._memory is not None
@@ -152,25 +168,42 @@ class Spool:
         if self._owner is not None:
             sink = self._owner.recorder.sink(self, self._owner.url, early)
         self.sink = sink if sink is not None else _TempSink()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fetcher-spool")
-        self._pending.append(self._worker.submit(self._put, self.sink, early))
+        work: list[tuple[str, Callable[[list[bytes]], None]]] = [("digest", self._hash_block)]
+        if self._head is not None or self._body_sha1 is not None:
+            work.append(("payload-digest", self._hash_body))
+        work.append(("sink", self._store))
+        self._stages = [
+            (ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"fetcher-spool-{name}"), job) for name, job in work
+        ]
+        # What was in memory is hashed already: the sink alone takes it.
+        sink_stage = self._stages[-1][0]
+        self._pending.append((sink_stage.submit(self._store, [early]),))
 
     def _submit(self) -> None:
-        assert self._worker is not None and self.sink is not None
+        assert self._stages and self.sink is not None
         batch, self._batch, self._batch_size = self._batch, [], 0
-        self._pending.append(self._worker.submit(self._store, self.sink, batch))
-        while self._pending and (len(self._pending) > PENDING or self._pending[0].done()):
-            self._pending.popleft().result()
+        self.sink.pace(sum(1 for futures in self._pending if not futures[-1].done()))
+        self._pending.append(tuple(stage.submit(job, batch) for stage, job in self._stages))
+        while self._pending and (len(self._pending) > PENDING or all(f.done() for f in self._pending[0])):
+            for future in self._pending.popleft():
+                future.result()
 
-    def _store(self, sink: Sink, batch: list[bytes]) -> None:
+    def _hash_block(self, batch: list[bytes]) -> None:
+        sha1 = self._sha1
         for data in batch:
-            self._hash(data)
-        self._put(sink, b"".join(batch) if len(batch) > 1 else batch[0])
+            sha1.update(data)
 
-    @staticmethod
-    def _put(sink: Sink, data: bytes) -> None:
+    def _hash_body(self, batch: list[bytes]) -> None:
+        for data in batch:
+            if self._head is not None:
+                self._find_head(data)
+            elif self._body_sha1 is not None:
+                self._body_sha1.update(data)
+
+    def _store(self, batch: list[bytes]) -> None:
+        assert self.sink is not None
         try:
-            sink.write(data)
+            self.sink.write(batch)
         except OSError as error:
             from .errors import OutputError
 
@@ -187,14 +220,20 @@ class Spool:
             self._body_sha1.update(data)
 
     def settle(self) -> None:
-        """Wait for the worker to store every byte written so far."""
-        if self._batch:
+        """Wait for the worker threads to take every byte written so far (the first failure is raised)."""
+        if self._batch and self._stages:
             self._submit()
+        failure: BaseException | None = None
         while self._pending:
-            self._pending.popleft().result()
-        if self._worker is not None:
-            self._worker.shutdown(wait=True)
-            self._worker = None
+            for future in self._pending.popleft():
+                error = future.exception()
+                if failure is None:
+                    failure = error
+        for stage, _ in self._stages:
+            stage.shutdown(wait=True)
+        self._stages = []
+        if failure is not None:
+            raise failure
 
     def _find_head(self, data: bytes) -> None:
         assert self._head is not None and self._body_sha1 is not None
@@ -243,8 +282,7 @@ class Spool:
         if self._memory is None:
             return
         sink = _TempSink()
-        for data in self._memory:
-            sink.write(data)
+        sink.write(self._memory)
         self._memory = None
         self.sink = sink
 

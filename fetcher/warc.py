@@ -88,6 +88,11 @@ STREAM_GZIP_LEVEL = 1
 CONTENT_TYPE_ROOM = 512
 #: Most bytes of captures waiting in memory while a record is written in place; past it they go to disk.
 WAITING_MEMORY = 16 << 20
+#: A record deflated in place while it streams is stored instead from the batch on which this many
+#: batches wait for its writer (deflating falls behind the transfer: a fast link, a busy machine),
+#: and deflated again once at most CALM_BACKLOG do.
+HURRY_BACKLOG = 6
+CALM_BACKLOG = 1
 
 
 class _Member:
@@ -176,16 +181,27 @@ def crc32_combine(crc1: int, crc2: int, length2: int) -> int:
 _FULL_STORED_BLOCK = b"\x00" + struct.pack("<HH", 0xFFFF, 0)
 
 
-def _stored_blocks(data: bytes) -> list[bytes | memoryview]:
-    """`data` framed as non-final stored deflate blocks (RFC 1951 3.2.4), as buffers for one writev."""
-    view = memoryview(data)
+def _stored_blocks(pieces: Sequence[bytes]) -> list[bytes | memoryview]:
+    """The pieces framed as non-final stored deflate blocks (RFC 1951 3.2.4), as buffers for writev.
+
+    Blocks are full (65535 bytes) across the pieces' boundaries, so nothing is copied.
+    """
     buffers: list[bytes | memoryview] = []
-    for start in range(0, len(view), 0xFFFF):
-        piece = view[start : start + 0xFFFF]
-        length = len(piece)
-        header = _FULL_STORED_BLOCK if length == 0xFFFF else b"\x00" + struct.pack("<HH", length, length ^ 0xFFFF)
-        buffers.append(header)
-        buffers.append(piece)
+    remaining = sum(len(piece) for piece in pieces)
+    room = 0  # bytes the current block still takes
+    for piece in pieces:
+        view = memoryview(piece)
+        start = 0
+        while start < len(view):
+            if not room:
+                room = min(0xFFFF, remaining)
+                header = b"\x00" + struct.pack("<HH", room, room ^ 0xFFFF) if room < 0xFFFF else _FULL_STORED_BLOCK
+                buffers.append(header)
+            take = min(room, len(view) - start)
+            buffers.append(view[start : start + take] if take < len(view) else view)
+            start += take
+            room -= take
+            remaining -= take
     return buffers
 
 
@@ -211,23 +227,55 @@ class _InPlace:
         self.position = offset + room
         self.crc = 0
         self.length = 0
+        self.level = level
         self.compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS) if level else None
+        #: Set while deflating falls behind the transfer: batches are stored until it catches up.
+        self.hurry = False
+        #: Batches stored because deflating fell behind (for the tests and the bench).
+        self.hurried = 0
         #: Held while bytes go to the file, so an abort (SIGTERM) never races a write.
         self.lock = threading.Lock()
         self.done = False
 
-    def write(self, data: bytes) -> None:
+    def write(self, pieces: Sequence[bytes]) -> None:
+        """Append one batch of the payload (from the spool's sink thread): its CRC, then deflated or stored."""
         with self.lock:
             if self.done:
                 return
-            self.crc = zlib.crc32(data, self.crc)
-            self.length += len(data)
+            crc = self.crc
+            for piece in pieces:
+                crc = zlib.crc32(piece, crc)
+                self.length += len(piece)
+            self.crc = crc
+            if self.level and self.hurry != (self.compressor is None):
+                self._switch()
             if self.compressor is None:
-                self._put(_stored_blocks(data))
+                self._put(_stored_blocks(pieces))
+                if self.level:
+                    self.hurried += 1
             else:
-                out = self.compressor.compress(data)
-                if out:
-                    self._put([out])
+                compress = self.compressor.compress
+                self._put([out for out in map(compress, pieces) if out])
+
+    def _switch(self) -> None:
+        """From deflated to stored blocks or back, mid-record (the deflate stream stays one stream).
+
+        A sync flush ends the deflated blocks on a byte boundary, where stored
+        blocks may follow; a new raw deflate stream's blocks may follow stored
+        ones (its back references never reach before its own start).
+        """
+        if self.compressor is not None:
+            self._put([self.compressor.flush(zlib.Z_SYNC_FLUSH)])
+            self.compressor = None
+        else:
+            self.compressor = zlib.compressobj(self.level, zlib.DEFLATED, -zlib.MAX_WBITS)
+
+    def pace(self, backlog: int) -> None:
+        """Store while deflating falls behind the transfer; deflate again once it keeps up (see HURRY_BACKLOG)."""
+        if backlog >= HURRY_BACKLOG:
+            self.hurry = True
+        elif backlog <= CALM_BACKLOG:
+            self.hurry = False
 
     def _put(self, buffers: Sequence[bytes | memoryview]) -> None:
         for start in range(0, len(buffers), 512):  # under IOV_MAX

@@ -1,0 +1,203 @@
+"""Large payloads written in place through the spool's worker threads (fetcher.tap.Spool, fetcher.warc._InPlace).
+
+Past the first 256 KiB a payload's block digest, payload digest and sink
+(CRC-32, deflate or stored blocks, the write) each run in their own thread.
+These tests drive the tap in-process with multi-MiB payloads arriving in
+reads of uneven sizes, then read the WARC back with warcio, which recomputes
+both digests itself (`check_digests="raise"`, `warcio check`), and compare
+the digests with SHA-1s taken here.  They also make deflating fall behind
+(and switch between deflated and stored blocks inside one record) and make
+the sink fail midway: the file is still nothing but whole, valid records.
+"""
+
+from __future__ import annotations
+
+import base64
+import errno
+import hashlib
+import random
+import subprocess
+import threading
+import time
+import zlib
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+pytest.importorskip("warcio", reason="the 'warc' extra is not installed (pip install '.[warc]')")
+
+from tests.test_warc_failures import whole_records
+
+pytestmark = pytest.mark.usefixtures("no_netrc")
+
+MIB = 1 << 20
+#: Incompressible: stored blocks.
+NOISE = random.Random(1919).randbytes(6 * MIB + 12345)
+#: Compressible, yet not one line repeated: deflated at level 1.
+_WORDS = [b"archive", b"record", b"payload", b"digest", b"block", b"gopher", b"menu", b"selector", b"wire"]
+TEXT = b" ".join(random.Random(19).choice(_WORDS) for _ in range(900_000))[: 6 * MIB + 777]
+DOCUMENT = SimpleNamespace(kind="document", content_type="application/octet-stream")
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n"
+
+
+def _digest(data: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+
+
+def _reads(data: bytes) -> list[bytes]:
+    """`data` cut as a socket would hand it over: reads of uneven sizes, some not a multiple of anything."""
+    sizes = random.Random(len(data))
+    pieces, start = [], 0
+    while start < len(data):
+        size = sizes.choice([1, 1500, 16_384, 65_535, 65_536, 100_000, 262_144, 1 << 20])
+        pieces.append(data[start : start + size])
+        start += size
+    return pieces
+
+
+async def _archive(tmp_path: Path, payload: bytes, *, http: bool, watch: set[str] | None = None) -> Path:
+    """Archive one retrieval of `payload` (an HTTP response, or a resource) fed through the tap; the WARC's path."""
+    from fetcher import tap
+    from fetcher.warc import WarcRecorder
+
+    recorder = WarcRecorder(tmp_path / "w")
+    url = "http://example.test/big" if http else "gopher://example.test/9/big"
+    with tap.recording(recorder):
+        retrieval = tap.start(url, "http" if http else "gopher")
+        assert retrieval is not None
+        if http:
+            retrieval.request(b"GET /big HTTP/1.1\r\nHost: example.test\r\n\r\n")
+        for piece in _reads(HEAD % len(payload) + payload if http else payload):
+            if http:
+                retrieval.response(piece)
+            else:
+                retrieval.payload(piece)
+            if watch is not None:
+                watch.update(t.name for t in threading.enumerate() if t.name.startswith("fetcher-spool"))
+        assert recorder._in_place is not None  # streaming into the file, not into a temporary one
+        retrieval.complete = True
+        await retrieval.commit(DOCUMENT)  # type: ignore[arg-type]
+    recorder.close()
+    return tmp_path / "w.warc.gz"
+
+
+@pytest.mark.parametrize("payload", [NOISE, TEXT], ids=["random", "text"])
+@pytest.mark.parametrize("http", [True, False], ids=["response", "resource"])
+async def test_threaded_digests_equal_warcios_and_sha1(tmp_path: Path, payload: bytes, http: bool) -> None:
+    threads: set[str] = set()
+    warc = await _archive(tmp_path, payload, http=http, watch=threads)
+    # One thread per stage: the block digest, the payload digest (HTTP only), the sink.
+    stages = {name.rsplit("_", 1)[0] for name in threads}
+    expected = {"fetcher-spool-digest", "fetcher-spool-sink"} | ({"fetcher-spool-payload-digest"} if http else set())
+    assert stages == expected
+    records = whole_records(warc)  # warcio recomputes and checks both digests; `warcio check` passes
+    main = next(r for r in records if r.type == ("response" if http else "resource"))
+    block = HEAD % len(payload) + payload if http else payload
+    assert main.raw == payload
+    assert main.headers["WARC-Block-Digest"] == _digest(block)
+    assert main.headers["WARC-Payload-Digest"] == _digest(payload)
+    assert int(main.headers["Content-Length"]) == len(block)
+    if payload is TEXT:
+        assert warc.stat().st_size < len(TEXT) // 2  # deflated while it streamed
+    else:
+        assert warc.stat().st_size > len(NOISE)  # stored
+
+
+async def test_deflating_switches_to_stored_blocks_and_back_inside_one_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deflated and stored blocks alternate inside one record's gzip member; every reader still reads it."""
+    from fetcher.warc import _InPlace
+
+    write = _InPlace.write
+    modes: list[bool] = []
+
+    def alternating(self: _InPlace, pieces: Any) -> None:
+        self.hurry = (len(modes) // 2) % 2 == 1  # two batches deflated, two stored, ...
+        modes.append(self.hurry)
+        write(self, pieces)
+
+    monkeypatch.setattr(_InPlace, "write", alternating)
+    warc = await _archive(tmp_path, TEXT, http=True)
+    assert True in modes and modes.count(False) > 2  # switched both ways, more than once
+    records = whole_records(warc)
+    (response,) = [r for r in records if r.type == "response"]
+    assert response.raw == TEXT
+    assert len(TEXT) // 4 < warc.stat().st_size < len(TEXT)  # part deflated, part stored
+    if (gzip_tool := subprocess.run(["gzip", "-t", str(warc)], capture_output=True)).returncode != 127:
+        assert gzip_tool.returncode == 0, gzip_tool.stderr
+
+
+async def test_a_sink_that_falls_behind_stores_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When batches pile up before the sink thread (deflating slower than the transfer), the rest is stored."""
+    from fetcher import tap
+    from fetcher.warc import HURRY_BACKLOG, _InPlace
+
+    monkeypatch.setattr(tap, "BATCH", 1 << 18)  # 24 batches of the 6 MiB
+    write = _InPlace.write
+    stored: list[int] = []
+
+    def slow(self: _InPlace, pieces: Any) -> None:
+        time.sleep(0.02)  # a deflate far slower than the bytes arrive
+        write(self, pieces)
+        stored.append(self.hurried)
+
+    monkeypatch.setattr(_InPlace, "write", slow)
+    warc = await _archive(tmp_path, TEXT, http=False)
+    assert len(stored) > HURRY_BACKLOG and stored[-1] > 0  # batches were stored once HURRY_BACKLOG of them waited
+    (resource,) = [r for r in whole_records(warc) if r.type == "resource"]
+    assert resource.raw == TEXT
+
+
+async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fetcher import tap
+    from fetcher.errors import OutputError
+    from fetcher.warc import WarcRecorder, _InPlace
+
+    write = _InPlace.write
+    batches: list[int] = []
+
+    def full_disk(self: _InPlace, pieces: Any) -> None:
+        batches.append(len(pieces))
+        if len(batches) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        write(self, pieces)
+
+    monkeypatch.setattr(_InPlace, "write", full_disk)
+    recorder = WarcRecorder(tmp_path / "w")
+    with tap.recording(recorder):
+        small = tap.start("gopher://example.test/0/small", "gopher")
+        assert small is not None
+        small.payload(b"small and whole\n")
+        await small.commit(SimpleNamespace(kind="document", content_type="text/plain"))  # type: ignore[arg-type]
+        big = tap.start("gopher://example.test/9/big", "gopher")
+        assert big is not None
+        with pytest.raises(OutputError, match="No space left on device"):
+            for piece in _reads(NOISE):
+                big.payload(piece)
+            await big.commit(DOCUMENT)  # type: ignore[arg-type]
+        big.discard()
+    recorder.close()
+    records = whole_records(tmp_path / "w.warc.gz")
+    assert [(r.type, r.url) for r in records[1:]] == [("resource", "gopher://example.test/0/small")]
+    assert records[1].raw == b"small and whole\n"
+
+
+def test_stored_blocks_are_full_across_piece_boundaries() -> None:
+    from fetcher.warc import _stored_blocks
+
+    pieces = [bytes([n]) * size for n, size in enumerate([1, 70_000, 65_535, 3, 200_000, 0, 12])]
+    buffers = _stored_blocks(pieces)
+    stream = b"".join(bytes(buffer) for buffer in buffers) + b"\x01\x00\x00\xff\xff"  # a final empty block
+    assert zlib.decompress(stream, -zlib.MAX_WBITS) == b"".join(pieces)
+    lengths, position = [], 0
+    while stream[position] == 0:  # non-final stored blocks: BFINAL 0, BTYPE 00, LEN, NLEN, the bytes
+        length = int.from_bytes(stream[position + 1 : position + 3], "little")
+        assert int.from_bytes(stream[position + 3 : position + 5], "little") == length ^ 0xFFFF
+        lengths.append(length)
+        position += 5 + length
+    assert lengths[:-1] == [0xFFFF] * (len(lengths) - 1) and sum(lengths) == sum(map(len, pieces))
