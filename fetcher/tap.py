@@ -29,6 +29,7 @@ import hashlib
 import io
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -66,8 +67,9 @@ class Sink(Protocol):
     def abandon(self) -> None:
         """The bytes will never make a record: take back what was written."""
 
-    def pace(self, backlog: int) -> None:
-        """How many batches wait for the sink thread now (told before each batch is handed over)."""
+    def pace(self, backlog: int, rate: float) -> None:
+        """How many batches wait for the sink thread now, and the bytes per second arriving since the
+        spool left memory (told before each batch is handed over)."""
 
 
 class _TempSink:
@@ -84,7 +86,7 @@ class _TempSink:
     def abandon(self) -> None:
         self.file.close()
 
-    def pace(self, backlog: int) -> None:
+    def pace(self, backlog: int, rate: float) -> None:
         pass
 
 
@@ -135,6 +137,7 @@ class Spool:
         self._pending: deque[tuple[Future[None], ...]] = deque()
         self._batch: list[bytes] = []
         self._batch_size = 0
+        self._left_memory = 0.0
 
     @property
     def in_place(self) -> bool:
@@ -168,6 +171,7 @@ class Spool:
         if self._owner is not None:
             sink = self._owner.recorder.sink(self, self._owner.url, early)
         self.sink = sink if sink is not None else _TempSink()
+        self._left_memory = time.perf_counter()
         work: list[tuple[str, Callable[[list[bytes]], None]]] = [("digest", self._hash_block)]
         if self._head is not None or self._body_sha1 is not None:
             work.append(("payload-digest", self._hash_body))
@@ -182,7 +186,8 @@ class Spool:
     def _submit(self) -> None:
         assert self._stages and self.sink is not None
         batch, self._batch, self._batch_size = self._batch, [], 0
-        self.sink.pace(sum(1 for futures in self._pending if not futures[-1].done()))
+        backlog = sum(1 for futures in self._pending if not futures[-1].done())
+        self.sink.pace(backlog, (self.size - SPOOL_MEMORY) / max(time.perf_counter() - self._left_memory, 1e-6))
         self._pending.append(tuple(stage.submit(job, batch) for stage, job in self._stages))
         while self._pending and (len(self._pending) > PENDING or all(f.done() for f in self._pending[0])):
             for future in self._pending.popleft():

@@ -46,7 +46,9 @@ import os
 import platform
 import signal
 import struct
+import sys
 import threading
+import time
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -56,14 +58,25 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 import anyio
-from warcio.recordbuilder import RecordBuilder
-from warcio.recordloader import ArcWarcRecordLoader
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
 
 from . import __version__
 from .tap import Capture, Sink, Spool
 from .url import redact
+
+# warcio imports fsspec when it is installed (the --cluster extra), for file opening fetcher never
+# asks of it: a fifth of the time --warc-file adds to a start.  Hidden while warcio loads, unless
+# something loaded it before; whoever imports it later gets it as usual.
+_HIDE_FSSPEC = "fsspec" not in sys.modules
+if _HIDE_FSSPEC:
+    sys.modules["fsspec"] = None  # type: ignore[assignment]
+try:
+    from warcio.recordbuilder import RecordBuilder
+    from warcio.recordloader import ArcWarcRecordLoader
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+finally:
+    if _HIDE_FSSPEC:
+        del sys.modules["fsspec"]
 
 #: zlib level of each record's gzip member: 6 (zlib's default) is wget's
 #: choice; warcio's own default (9) costs much more time for little gain.
@@ -88,9 +101,12 @@ STREAM_GZIP_LEVEL = 1
 CONTENT_TYPE_ROOM = 512
 #: Most bytes of captures waiting in memory while a record is written in place; past it they go to disk.
 WAITING_MEMORY = 16 << 20
-#: A record deflated in place while it streams is stored instead from the batch on which this many
-#: batches wait for its writer (deflating falls behind the transfer: a fast link, a busy machine),
-#: and deflated again once at most CALM_BACKLOG do.
+#: A record deflated in place while it streams is stored instead while deflating falls behind the
+#: transfer: this many batches wait for its writer and deflate (by the CPU time it took) runs
+#: slower than the bytes arrive.  Ordinary text deflates at ~180 MiB/s at level 1: slower than a
+#: 10 Gbit/s link or loopback, faster than 1 Gbit/s.  A payload that deflates faster than it
+#: arrives stays deflated even on a busy machine: storing it would trade a little CPU for many
+#: times the bytes.  It is deflated again once at most CALM_BACKLOG batches wait.
 HURRY_BACKLOG = 6
 CALM_BACKLOG = 1
 
@@ -231,6 +247,9 @@ class _InPlace:
         self.compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS) if level else None
         #: Set while deflating falls behind the transfer: batches are stored until it catches up.
         self.hurry = False
+        #: Bytes deflated and the sink thread's CPU seconds it took (deflate's own pace).
+        self.deflated = 0
+        self.deflate_seconds = 0.0
         #: Batches stored because deflating fell behind (for the tests and the bench).
         self.hurried = 0
         #: Held while bytes go to the file, so an abort (SIGTERM) never races a write.
@@ -242,7 +261,7 @@ class _InPlace:
         with self.lock:
             if self.done:
                 return
-            crc = self.crc
+            crc, length = self.crc, self.length
             for piece in pieces:
                 crc = zlib.crc32(piece, crc)
                 self.length += len(piece)
@@ -255,7 +274,11 @@ class _InPlace:
                     self.hurried += 1
             else:
                 compress = self.compressor.compress
-                self._put([out for out in map(compress, pieces) if out])
+                started = time.thread_time()
+                out = [out for out in map(compress, pieces) if out]
+                self.deflate_seconds += time.thread_time() - started
+                self.deflated += self.length - length
+                self._put(out)
 
     def _switch(self) -> None:
         """From deflated to stored blocks or back, mid-record (the deflate stream stays one stream).
@@ -270,9 +293,11 @@ class _InPlace:
         else:
             self.compressor = zlib.compressobj(self.level, zlib.DEFLATED, -zlib.MAX_WBITS)
 
-    def pace(self, backlog: int) -> None:
+    def pace(self, backlog: int, rate: float) -> None:
         """Store while deflating falls behind the transfer; deflate again once it keeps up (see HURRY_BACKLOG)."""
         if backlog >= HURRY_BACKLOG:
+            if self.deflated and self.deflated > rate * self.deflate_seconds:
+                return  # deflate outruns the bytes: the backlog is a busy machine's, not deflate's
             self.hurry = True
         elif backlog <= CALM_BACKLOG:
             self.hurry = False

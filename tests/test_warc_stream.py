@@ -38,6 +38,7 @@ NOISE = random.Random(1919).randbytes(6 * MIB + 12345)
 #: Compressible, yet not one line repeated: deflated at level 1.
 _WORDS = [b"archive", b"record", b"payload", b"digest", b"block", b"gopher", b"menu", b"selector", b"wire"]
 TEXT = b" ".join(random.Random(19).choice(_WORDS) for _ in range(900_000))[: 6 * MIB + 777]
+LINES = b"one line of text, the same every time\n" * 170_000
 DOCUMENT = SimpleNamespace(kind="document", content_type="application/octet-stream")
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n"
 
@@ -57,8 +58,13 @@ def _reads(data: bytes) -> list[bytes]:
     return pieces
 
 
-async def _archive(tmp_path: Path, payload: bytes, *, http: bool, watch: set[str] | None = None) -> Path:
-    """Archive one retrieval of `payload` (an HTTP response, or a resource) fed through the tap; the WARC's path."""
+async def _archive(
+    tmp_path: Path, payload: bytes, *, http: bool, watch: set[str] | None = None, pause: float = 0.0
+) -> Path:
+    """Archive one retrieval of `payload` (an HTTP response, or a resource) fed through the tap; the WARC's path.
+
+    `pause`: seconds between reads (a link's pace); none by default (faster than any link).
+    """
     from fetcher import tap
     from fetcher.warc import WarcRecorder
 
@@ -74,6 +80,7 @@ async def _archive(tmp_path: Path, payload: bytes, *, http: bool, watch: set[str
                 retrieval.response(piece)
             else:
                 retrieval.payload(piece)
+            time.sleep(pause)
             if watch is not None:
                 watch.update(t.name for t in threading.enumerate() if t.name.startswith("fetcher-spool"))
         assert recorder._in_place is not None  # streaming into the file, not into a temporary one
@@ -130,25 +137,82 @@ async def test_deflating_switches_to_stored_blocks_and_back_inside_one_record(
         assert gzip_tool.returncode == 0, gzip_tool.stderr
 
 
-async def test_a_sink_that_falls_behind_stores_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """When batches pile up before the sink thread (deflating slower than the transfer), the rest is stored."""
-    from fetcher import tap
-    from fetcher.warc import HURRY_BACKLOG, _InPlace
+class _SlowDeflate:
+    """A compressor whose deflate takes a thread's CPU time, as ordinary text at level 1 does on a slow CPU."""
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 18)  # 24 batches of the 6 MiB
+    def __init__(self, real: Any, rate: float) -> None:
+        self.real = real
+        self.rate = rate
+
+    def compress(self, data: bytes) -> bytes:
+        end = time.thread_time() + len(data) / self.rate
+        while time.thread_time() < end:
+            pass
+        return bytes(self.real.compress(data))
+
+    def flush(self, *mode: int) -> bytes:
+        return bytes(self.real.flush(*mode))
+
+
+def _deflate_at(monkeypatch: pytest.MonkeyPatch, rate: float) -> None:
+    from fetcher import warc
+
+    slow = SimpleNamespace(**{name: getattr(zlib, name) for name in dir(zlib) if not name.startswith("__")})
+    slow.compressobj = lambda *args: _SlowDeflate(zlib.compressobj(*args), rate)
+    monkeypatch.setattr(warc, "zlib", slow)
+
+
+def _count_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """After each batch the sink wrote: how many of the record's batches were stored so far."""
+    from fetcher.warc import _InPlace
+
     write = _InPlace.write
     stored: list[int] = []
 
-    def slow(self: _InPlace, pieces: Any) -> None:
-        time.sleep(0.02)  # a deflate far slower than the bytes arrive
+    def counting(self: _InPlace, pieces: Any) -> None:
         write(self, pieces)
         stored.append(self.hurried)
 
-    monkeypatch.setattr(_InPlace, "write", slow)
+    monkeypatch.setattr(_InPlace, "write", counting)
+    return stored
+
+
+async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches pile up before a sink that deflates (CPU time) slower than they arrive: it stores them instead."""
+    from fetcher import tap
+    from fetcher.warc import HURRY_BACKLOG
+
+    monkeypatch.setattr(tap, "BATCH", 1 << 18)  # two dozen batches of the 6 MiB
+    _deflate_at(monkeypatch, 40 << 20)
+    stored = _count_batches(monkeypatch)
     warc = await _archive(tmp_path, TEXT, http=False)
-    assert len(stored) > HURRY_BACKLOG and stored[-1] > 0  # batches were stored once HURRY_BACKLOG of them waited
+    assert len(stored) > HURRY_BACKLOG and stored[-1] > 0  # stored once HURRY_BACKLOG batches waited
     (resource,) = [r for r in whole_records(warc) if r.type == "resource"]
     assert resource.raw == TEXT
+
+
+async def test_a_deflate_faster_than_the_transfer_keeps_deflating_however_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backlog that is not deflate's (the sink waits for a slow disk) does not make the record stored."""
+    from fetcher import tap
+    from fetcher.warc import _InPlace
+
+    monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read
+    stored = _count_batches(monkeypatch)
+    write = _InPlace.write
+
+    def waits(self: _InPlace, pieces: Any) -> None:
+        time.sleep(0.02)  # a slow disk: no CPU time
+        write(self, pieces)
+
+    monkeypatch.setattr(_InPlace, "write", waits)
+    # One line repeated deflates at hundreds of MiB/s; the reads arrive at about 100 MiB/s.
+    warc = await _archive(tmp_path, LINES, http=False, pause=0.002)
+    assert len(stored) > 10 and stored[-1] == 0
+    assert warc.stat().st_size < len(LINES) // 20
 
 
 async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_records(

@@ -4,7 +4,7 @@ nginx runs in the foreground (`daemon off`) as our child, with its pid
 file, logs and temp paths under the state directory, listening only on
 127.0.0.1.  The locations mirror what the tests need: static files with
 ranges, gzip for text, /chunked/ (an alias whose never-matching sub_filter
-drops Content-Length), /limited/ (110 MiB/s, a 1 Gbit/s link's pace),
+drops Content-Length), /limited/ (110 MiB/s, a 1 Gbit/s link's pace), /rate/ (?rate=300m: any pace),
 /redirect-* and /status/*.  The access log records
 the connection serial number of every request, so a test can prove
 keep-alive reuse from the server's side.
@@ -100,6 +100,11 @@ http {{
         location /limited/ {{
             alias {content}/;
             limit_rate 110m;  # about what 1 Gbit/s Ethernet carries (bench/warc_overhead.py)
+        }}
+
+        location /rate/ {{
+            alias {content}/;
+            limit_rate $arg_rate;  # /rate/FILE?rate=300m: any pace (bench/warc_overhead.py --rates)
         }}
 
         location /chunked/ {{
