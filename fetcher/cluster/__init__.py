@@ -349,6 +349,14 @@ class _Options:
     run_id: str
 
 
+def _prepare(dask: Any) -> Any:
+    """The scheduler's view of its workers; each worker closes its kept Clients when it closes."""
+    from .plugin import RunnerPlugin
+
+    dask.register_plugin(RunnerPlugin())
+    return dask.scheduler_info()
+
+
 @asynccontextmanager
 async def _run(
     urls: Iterable[URL | str] | AsyncIterable[URL | str], cluster: str | Any, settings: Settings, options: _Options
@@ -370,7 +378,7 @@ async def _run(
     fed = trio.Event()
     wake = trio.Event()
     try:
-        info = await trio.to_thread.run_sync(dask.scheduler_info)
+        info = await trio.to_thread.run_sync(_prepare, dask)
         slots = max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
         job_count = jobs or settings.jobs
         # A batch takes hosts enough to keep its -j transfers busy (-j / --per-host),
@@ -421,6 +429,7 @@ async def _run(
                                                                   for item in items],
                     settings=batch_settings, jobs=job_count, per_host=per_host or settings.per_host,
                     resume=resume, retries=retries, journal=journal_root, output=output, warc=options.archive,
+                    run_id=run_id,
                 )  # fmt: skip
                 future = dask.submit(run_batch, task, pure=False, key=f"fetch-batch-{task.batch_id}")
                 inflight[future] = items

@@ -1,4 +1,10 @@
-"""The worker side of `fetcher.cluster`: one batch, run in a fresh trio loop on a Dask worker.
+"""The worker side of `fetcher.cluster`: one batch, run in the worker process's own trio loop.
+
+Each worker process keeps one trio loop (a thread of its own: `Runner`)
+and one `Client` per run and settings, reused by every batch of the run
+that lands there: connections and FTP logins outlive a batch, as they do
+between the URLs of a local run.  A Client is closed once idle for its
+`idle_timeout`, and all of them when the worker closes.
 
 Each batch keeps a journal (`fetcher.cluster.output.Journal`: the files it
 completed) in a directory the driver names beside the output; when Dask
@@ -15,6 +21,7 @@ import dataclasses
 import os
 import shutil
 import tempfile
+import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -49,6 +56,8 @@ class BatchTask:
     journal: str | None
     output: str | None = None
     warc: Any = None  # fetcher.cluster.archive.WarcTask when the run archives
+    #: The run's id: a worker's batches of one run (with equal settings) share one Client.
+    run_id: str = ""
 
 
 @dataclass
@@ -85,16 +94,131 @@ def _pack(result: Any) -> Any:
 
 
 def run_batch(task: BatchTask) -> list[Shipped]:
-    """Run one batch in a fresh trio loop (what a Dask worker executes)."""
+    """Run one batch (what a Dask worker executes): in this process's `Runner`, on the run's kept Client.
+
+    A batch that archives runs in a fresh trio loop with a fresh Client:
+    its WARC files hold every connection it used, logins included.
+    """
     if task.warc is None:
-        return trio.run(_run_batch, task, None)
+        return runner().run(task)
     from .archive import BatchArchive
 
     with BatchArchive(task.warc, task.batch_id) as archive:
-        return trio.run(_run_batch, task, archive)
+        return trio.run(_run_batch, task, archive, None)
 
 
-async def _run_batch(task: BatchTask, archive: Any) -> list[Shipped]:
+@dataclass
+class _Kept:
+    run_id: str
+    settings: Settings
+    client: Client
+    users: int = 0
+    used: float = 0.0
+
+
+class Runner:
+    """This process's trio loop, in a daemon thread, and the Clients its batches share.
+
+    Dask calls `run` in its own worker thread, which waits there while the
+    batch runs in the loop (`trio.from_thread`).  Batches of one run with
+    equal settings share a Client; a Client unused for its `idle_timeout`
+    is closed, and `close` (the worker's teardown) closes them all and
+    ends the loop.
+    """
+
+    #: How often idle Clients are looked for (seconds).
+    SWEEP = 1.0
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.kept: list[_Kept] = []
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._stop: trio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self._lock = threading.Lock()
+
+    def _start(self) -> trio.lowlevel.TrioToken:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=trio.run, args=(self._main,), name="fetcher-runner",
+                                                daemon=True)  # fmt: skip
+                self._thread.start()
+        self._started.wait()
+        assert self._token is not None
+        return self._token
+
+    async def _main(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        self._stop = trio.Event()
+        self._started.set()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._sweep)
+            await self._stop.wait()
+            nursery.cancel_scope.cancel()
+        for kept in self.kept:
+            await kept.client.aclose()
+        self.kept.clear()
+
+    async def _sweep(self) -> None:
+        while True:
+            await trio.sleep(self.SWEEP)
+            now = trio.current_time()
+            for kept in list(self.kept):
+                if not kept.users and now - kept.used > kept.settings.idle_timeout:
+                    self.kept.remove(kept)
+                    await kept.client.aclose()
+
+    def run(self, task: BatchTask) -> list[Shipped]:
+        """Run `task` in the loop; blocks the calling (Dask) thread until the batch is done."""
+        return trio.from_thread.run(self._batch, task, trio_token=self._start())
+
+    async def _batch(self, task: BatchTask) -> list[Shipped]:
+        kept = next((k for k in self.kept if k.run_id == task.run_id and k.settings == task.settings), None)
+        if kept is None:
+            kept = _Kept(task.run_id, task.settings, Client(task.settings))
+            self.kept.append(kept)
+        kept.users += 1
+        try:
+            return await _run_batch(task, None, kept.client)
+        finally:
+            kept.users -= 1
+            kept.used = trio.current_time()
+
+    def close(self) -> None:
+        """Close every Client and end the loop (a worker's teardown; blocking)."""
+        if self._thread is None or self._token is None or self._stop is None:
+            return
+        try:
+            self._token.run_sync_soon(self._stop.set)
+        except trio.RunFinishedError:
+            return
+        self._thread.join(10)
+
+
+_runner: Runner | None = None
+_runner_lock = threading.Lock()
+
+
+def runner() -> Runner:
+    """This process's Runner (a process forked from one that had a Runner starts its own)."""
+    global _runner
+    with _runner_lock:
+        if _runner is None or _runner.pid != os.getpid():
+            _runner = Runner()
+        return _runner
+
+
+def close_runner() -> None:
+    """Close this process's Runner, if it has one (its Clients log out: FTP QUIT); a next batch starts a new one."""
+    global _runner
+    with _runner_lock:
+        closing, _runner = _runner, None
+    if closing is not None and closing.pid == os.getpid():
+        closing.close()
+
+
+async def _run_batch(task: BatchTask, archive: Any, client: Client | None) -> list[Shipped]:
     worker = _worker_name()
     shipped: list[Shipped] = []
     journal = Journal(task.journal, task.batch_id) if task.journal else None
@@ -175,7 +299,7 @@ async def _run_batch(task: BatchTask, archive: Any) -> list[Shipped]:
     try:
         with archive.recording() if archive is not None else nullcontext():
             at_once = parallel_uploads(fs, task.jobs) if fs is not None else 0
-            await _fetch(task, todo, destination if paths else None, at_once, deliver, keep)
+            await _fetch(task, client, todo, destination if paths else None, at_once, deliver, keep)
     finally:
         if journal is not None:
             journal.close()
@@ -184,11 +308,11 @@ async def _run_batch(task: BatchTask, archive: Any) -> list[Shipped]:
     return shipped
 
 
-async def _fetch(task: BatchTask, todo: list[str], destination: Any, uploads_at_once: int, deliver: Any,
-                 keep: Any) -> None:  # fmt: skip
-    """The batch through `Client.fetch_all`; with an fsspec output (`uploads_at_once` > 0), uploads run beside."""
+async def _fetch(task: BatchTask, kept: Client | None, todo: list[str], destination: Any, uploads_at_once: int,
+                 deliver: Any, keep: Any) -> None:  # fmt: skip
+    """The batch through `Client.fetch_all` (on `kept`, else a Client of its own); uploads run beside."""
     staged = uploads_at_once > 0
-    async with Client(task.settings) as client, trio.open_nursery() as uploads:
+    async with Client(task.settings) if kept is None else nullcontext(kept) as client, trio.open_nursery() as uploads:
         limiter = trio.CapacityLimiter(max(1, uploads_at_once))
         async with client.fetch_all(
             todo, jobs=task.jobs, per_host=task.per_host, destination=destination, resume=task.resume,
