@@ -30,6 +30,7 @@ from distributed import LocalCluster
 from fetcher import cluster
 from fetcher.cli import main
 from fetcher.client import Client
+from fetcher.cluster.worker import BatchTask, Runner, close_runner, run_batch
 from fetcher.settings import Settings
 from tests.servers.common import serving
 from tests.servers.ftp_fake import FakeFtpServer
@@ -486,7 +487,93 @@ def test_cluster_usage_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixtur
     assert not list(tmp_path.iterdir())  # nothing was started, nothing written
 
 
-def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None:
+def ftp_batch(servers: Servers, out: Path, run_id: str, number: int, names: range) -> BatchTask:
+    """One batch of FTP URLs as the driver ships it (-j 1: one control connection at a time)."""
+    return BatchTask(
+        batch_id=f"{run_id}-{number}", items=[(f"{servers.ftp.url}/pub/f{i}.txt", str(out / f"{run_id}-{i}.txt"))
+                                              for i in names],
+        settings=Settings(timeout=5), jobs=1, per_host=1, resume=False, retries=0, journal=None, run_id=run_id,
+    )  # fmt: skip
+
+
+def wait_until(check: Any, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_workers_batches_of_one_run_share_its_connections(tmp_path: Path) -> None:
+    """run_batch in this process (as a worker runs it): the second batch reuses the first one's FTP login.
+
+    A batch of another run gets a Client, so a login, of its own; closing
+    the runner (a worker's teardown) logs every kept connection out.
+    """
+    with Servers(http_hosts=1) as servers:
+        try:
+            first = run_batch(ftp_batch(servers, tmp_path, "run1", 0, range(0, 3)))
+            second = run_batch(ftp_batch(servers, tmp_path, "run1", 3, range(3, 6)))
+            assert [s.error for s in first + second] == [None] * 6
+            assert (tmp_path / "run1-4.txt").read_bytes() == body("ftp4")
+            assert len(servers.ftp.sessions) == 1
+            assert sum(line.startswith("USER") for line in servers.ftp.sessions[0]) == 1
+            assert sum(line.startswith("RETR") for line in servers.ftp.sessions[0]) == 6
+            other = run_batch(ftp_batch(servers, tmp_path, "run2", 0, range(0, 2)))
+            assert [s.error for s in other] == [None] * 2
+            assert len(servers.ftp.sessions) == 2
+        finally:
+            close_runner()
+        logged_out = wait_until(lambda: all(session[-1:] == ["QUIT"] for session in servers.ftp.sessions))
+        assert logged_out, servers.ftp.sessions
+
+
+def test_a_runner_closes_a_client_left_idle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept Client unused for its idle_timeout is closed (its FTP session logs out); the next batch logs in anew."""
+    monkeypatch.setattr(Runner, "SWEEP", 0.05)
+    with Servers(http_hosts=1) as servers:
+        try:
+            task = ftp_batch(servers, tmp_path, "idle", 0, range(0, 2))
+            task.settings = Settings(timeout=5, idle_timeout=0.2)
+            assert [s.error for s in run_batch(task)] == [None] * 2
+            assert wait_until(lambda: servers.ftp.sessions[0][-1:] == ["QUIT"])
+            assert [s.error for s in run_batch(task)] == [None] * 2
+            assert len(servers.ftp.sessions) == 2
+        finally:
+            close_runner()
+
+
+def test_batches_on_a_cluster_reuse_logins(dask: DaskClient, tmp_path: Path) -> None:
+    """Seven batches of one FTP host (host_chunk 1: 1, 2, 4, ... URLs) log in once per worker at most, not per batch."""
+    with Servers(http_hosts=1) as servers:
+        servers.ftp.files.update({f"/pub/f{i}.txt": body(f"f{i}.txt") for i in range(6, 60)})
+        urls = [f"{servers.ftp.url}/pub/f{i}.txt" for i in range(60)]
+        out = tmp_path / "out"
+        out.mkdir()
+
+        async def run() -> list[cluster.ClusterOutcome]:
+            got: list[cluster.ClusterOutcome] = []
+            async with cluster.fetch_all(
+                urls, dask, Settings(timeout=5), jobs=1, per_host=1, host_chunk=1,
+                destination=lambda url: out / url.name,
+            ) as results:  # fmt: skip
+                async for outcome in results:
+                    got.append(outcome)
+            return got
+
+        outcomes = trio.run(run)
+        sessions = [session for session in servers.ftp.sessions if any(line.startswith("RETR") for line in session)]
+    assert sorted(o.url for o in outcomes) == sorted(urls)
+    assert [o.error for o in outcomes if not o.ok] == []
+    workers = {o.worker for o in outcomes}
+    assert 1 <= len(sessions) <= len(workers) <= 2
+    assert sum(line.startswith("RETR") for session in sessions for line in session) == 60
+
+
+@pytest.mark.parametrize("archive", [False, True], ids=["kept-client", "warc"])
+def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path, archive: bool) -> None:
+    """Without --warc-file batches run on the worker's kept Client; with it, each on a fresh one."""
     pids = list(dask.run(os.getpid).values())
     killed = threading.Event()
     seen = Counter[str]()
@@ -507,7 +594,7 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None
         warc.parent.mkdir()
         code = main(["-i", str(listing), "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress",
                      "--timeout", "5", "-j", "2", "--per-host", "2", "--cluster", dask.scheduler.address,
-                     "--warc-file", str(warc)])  # fmt: skip
+                     *(["--warc-file", str(warc)] if archive else [])])  # fmt: skip
         served = servers.requests()
     assert killed.is_set()
     assert code == 0
@@ -525,6 +612,8 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path) -> None
     # has shown 4; without the journal it is 7 or more.
     assert sum(count > 1 for count in served.values()) <= 4
     assert sum(served.values()) <= len(urls) + 4
+    if not archive:
+        return
     # The archive holds each URL's response once, in files warcio checks whole: the dead worker's
     # file (attempt 0, cut mid-record by the kill) was salvaged by the batch's rerun (attempt 1),
     # without the records of the URLs the rerun fetched again.
