@@ -821,7 +821,7 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
             if getattr(args, "cluster", None):
                 from .cluster import executor
 
-                run.fetch_all = executor(args, client.settings)
+                run.fetch_all = executor(args, client.settings, client)
             elif run.remote is not None:
                 raise UsageError(
                     f"-d {mask_secrets(args.directory)}: an fsspec URL as output is implemented for --cluster only",

@@ -30,7 +30,7 @@ from distributed import LocalCluster
 from fetcher import cluster
 from fetcher.cli import main
 from fetcher.client import Client
-from fetcher.cluster.worker import BatchTask, Runner, close_runner, run_batch
+from fetcher.cluster.worker import BatchTask, Runner, close_runner, run_batch, runner
 from fetcher.settings import Settings
 from tests.servers.common import serving
 from tests.servers.ftp_fake import FakeFtpServer
@@ -410,6 +410,50 @@ def test_recursive_run_matches_single_process(dask: DaskClient, tmp_path: Path) 
     assert records(tmp_path / "two.jsonl", tmp_path / "two") == single
 
 
+def test_recursive_timestamping_on_a_cluster(
+    dask: DaskClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-r -N: the driver's If-Modified-Since notes travel with the batches, so a second run gets only 304s."""
+    from tests.test_mirror_http import _site
+
+    with Servers(http_hosts=1) as servers:
+        server = servers.http[0]
+        server.routes = {}
+        _site(server)
+        argv = ["-r", "-N", "--layout", "tree", "-d", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.jsonl"),
+                "--no-progress", "--timeout", "5", "--cluster", dask.scheduler.address, server.url("/site/index.html")]
+        assert main(argv) == 0
+        first = len(server.requests)
+        assert "fetch: mirror: 7 new, 0 updated, 0 unchanged, 1 skipped, 0 failed" in capsys.readouterr().err
+        assert main(argv) == 0
+        second = server.requests[first:]
+    assert second and all(request.header("if-modified-since") for request in second if request.path != "/robots.txt")
+    assert "fetch: mirror: 0 new, 0 updated, 7 unchanged, 1 skipped, 0 failed; 0 bytes" in capsys.readouterr().err
+
+
+def test_recursive_ftp_on_a_cluster_never_leaves_the_start_directory(dask: DaskClient, tmp_path: Path) -> None:
+    """-r over FTP on a cluster: the records of a local run, and nothing outside the start directory touched."""
+    from tests.test_mirror import LinkingFtpServer, _touched
+
+    files = {"/pub/a.txt": b"alpha", "/pub/sub/b.txt": b"beta", "/secret.txt": b"secret", "/etc/passwd": b"root"}
+    links = {"/pub/up": "..", "/pub/loop": ".", "/pub/sub/back": "../..", "/pub/pw": "/etc/passwd",
+             "/pub/sub/again": "/pub"}  # fmt: skip
+    servers = Servers(http_hosts=0)
+    servers.ftp = LinkingFtpServer(files, links)
+    with servers:
+        common = ["-r", "--layout", "tree", "--no-progress", "--timeout", "5", f"{servers.ftp.url}/pub/"]
+        assert main([*common, "-d", str(tmp_path / "one"), "--manifest", str(tmp_path / "one.jsonl")]) == 0
+        local = len(servers.ftp.sessions)
+        assert main([*common, "-d", str(tmp_path / "two"), "--manifest", str(tmp_path / "two.jsonl"),
+                     "--cluster", dask.scheduler.address]) == 0  # fmt: skip
+        touched = _touched(servers.ftp)  # both runs: the local one is the reference
+    assert local and len(servers.ftp.sessions) > local
+    outside = [path for path in touched if not (path == "/" or path.startswith("/pub/") or path == "/pub")]
+    assert outside == []
+    assert records(tmp_path / "two.jsonl", tmp_path / "two") == records(tmp_path / "one.jsonl", tmp_path / "one")
+    assert not list((tmp_path / "two").rglob("secret.txt")) and not list((tmp_path / "two").rglob("passwd"))
+
+
 def test_a_local_cluster_from_the_command_line(tmp_path: Path) -> None:
     """`--cluster local:2` in a fresh process: fetch starts (forks) its own two workers and stops them."""
     files = tmp_path / "files"
@@ -542,6 +586,34 @@ def test_a_runner_closes_a_client_left_idle(tmp_path: Path, monkeypatch: pytest.
             assert len(servers.ftp.sessions) == 2
         finally:
             close_runner()
+
+
+def test_a_batch_carries_the_drivers_notes_to_its_client(tmp_path: Path) -> None:
+    """A confinement note (-r over FTP) reaches the worker's Client for the batch only.
+
+    With the note, a name that turns out to be a directory is entered
+    between two PWDs (to see where it led); without it, no PWD but the
+    login's.
+    """
+    with Servers(http_hosts=1) as servers:
+        servers.ftp.files["/pub/sub/x.txt"] = b"x"
+        servers.ftp.directories.add("/pub/sub")
+        url = f"{servers.ftp.url}/pub/sub"
+        task = ftp_batch(servers, tmp_path, "notes", 0, range(0))
+        task.items = [(url, None)]
+        try:
+            task.notes = {url: (None, None, "/pub/")}
+            assert [s.error for s in run_batch(task)] == [None]
+            noted = list(servers.ftp.sessions[0])
+            kept = runner().kept[0].client
+            assert not kept.confine and not kept.conditions and not kept.etags  # for the batch only
+            task.notes = None
+            assert [s.error for s in run_batch(task)] == [None]
+            plain = servers.ftp.sessions[0][len(noted):]
+        finally:
+            close_runner()
+    assert noted.count("PWD") == 3 and "CWD sub" in noted  # login, then before and after the CWD
+    assert "CWD sub" in plain and "PWD" not in plain
 
 
 def test_batches_on_a_cluster_reuse_logins(dask: DaskClient, tmp_path: Path) -> None:

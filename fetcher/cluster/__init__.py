@@ -213,11 +213,16 @@ def _shipped_path(path: Path | None, output: str | None) -> str | None:
 
 
 def _unpack(result: Any, item: _Item) -> Any:
+    """A result back from a worker (`worker._pack`), with the driver's URL."""
     if result is None:
         return None
-    if isinstance(result, Download) and item.path is not None:
+    if isinstance(result, tuple):
+        path, size, sha256, content_type, resumed_from, filename, etag = result
         # The caller's name for the file, not the absolute one the worker was given.
-        return dataclasses.replace(result, url=item.url, path=item.path)
+        return Download(
+            url=item.url, path=item.path if item.path is not None else Path(path), bytes=size, sha256=sha256,
+            content_type=content_type, resumed_from=resumed_from, filename=filename, etag=etag,
+        )  # fmt: skip
     return dataclasses.replace(result, url=item.url)
 
 
@@ -227,8 +232,8 @@ class _Shards:
     A key's batches grow: its first holds `chunk` URLs, each next one twice
     as many, up to `chunk * GROWTH`.  Small first batches spread a short
     job over the workers and show progress early; later, larger ones
-    spread the per-batch cost (a Dask task, a trio loop, fresh connections
-    and logins) over more URLs.  A large batch risks little when a worker
+    spread the per-batch cost (a Dask task and its round trip, during
+    which the host waits) over more URLs.  A large batch risks little when a worker
     dies: its journal keeps what it completed.
     """
 
@@ -291,6 +296,7 @@ def fetch_all(
     warc_file: str | None = None,
     warc_max_size: int | None = None,
     command_line: list[str] | None = None,
+    state: Any = None,
 ) -> Any:
     """`Client.fetch_all` on a Dask cluster, as an async context manager::
 
@@ -314,6 +320,12 @@ def fetch_all(
     each batch writes its own `NAME-RUN-BATCH-ATTEMPT.warc.gz`, rotated past
     `warc_max_size` bytes (`fetcher.cluster.archive`).
 
+    `state` is the driving `Client` of a recursive run (`fetch -r`), whose
+    per-URL notes (`conditions` and `etags`: -N asks the server whether a
+    saved copy changed; `confine`: the directory an FTP name must stay in)
+    travel with the batches of their URLs, so workers honour them as a
+    local run does.
+
     The outcomes are those of `Client.fetch_all`, one per URL, in the order
     they complete; a batch lost for good (Dask gave up on it) yields a
     `FetchError` outcome for each of its URLs.
@@ -331,7 +343,8 @@ def fetch_all(
             raise UsageError(f"--warc-file {warc_file}: an fsspec URL for WARC files is not implemented",
                              hint="give a path every worker reaches (local, NFS, a mounted bucket)")  # fmt: skip
         archive = warc_task(warc_file, run_id, warc_max_size, list(command_line or []))
-    options = _Options(jobs, per_host, destination, resume, retries, on_chunk, host_chunk, output, archive, run_id)
+    options = _Options(jobs, per_host, destination, resume, retries, on_chunk, host_chunk, output, archive, run_id,
+                       state)  # fmt: skip
     return _run(urls, cluster, settings or Settings(), options)
 
 
@@ -347,6 +360,20 @@ class _Options:
     output: str | None
     archive: WarcTask | None
     run_id: str
+    state: Any = None
+
+
+def _notes(state: Any, items: list[_Item]) -> dict[str, tuple[float | None, str | None, str | None]] | None:
+    """The driving Client's notes on these URLs (see `fetch_all`'s `state`): key -> (condition, etag, confine)."""
+    if state is None or not (state.conditions or state.etags or state.confine):
+        return None
+    notes = {}
+    for item in items:
+        key = str(item.url)
+        note = (state.conditions.get(key), state.etags.get(key), state.confine.get(key))
+        if note != (None, None, None):
+            notes[key] = note
+    return notes or None
 
 
 def _prepare(dask: Any) -> Any:
@@ -373,6 +400,8 @@ async def _run(
     token = trio.lowlevel.current_trio_token()
     shards = _Shards(options.host_chunk)
     inflight: dict[Any, list[_Item]] = {}
+    #: Batches not yet over on their worker (their hosts leased); `inflight` also holds those whose outcomes are coming.
+    running: set[Any] = set()
     waiting: dict[int, _Item] = {}
     bound: list[tuple[str, str, int | None]] = []
     fed = trio.Event()
@@ -388,15 +417,27 @@ async def _run(
         hosts_per_batch = max(1, math.ceil(job_count / (per_host or settings.per_host)))
 
         def finished(future: Any, items: list[_Item]) -> None:
-            # Dask calls this in a thread of its own; hand the result to the trio loop.
+            # Dask calls this in a thread of its own once the batch is over on its worker:
+            # its hosts are free again at once (their next batches leave while this one's
+            # outcomes travel back), then the outcomes go to the trio loop.
             try:
+                token.run_sync_soon(release, future, items)
                 value: Any = future.result()
+            except trio.RunFinishedError:
+                return
             except BaseException as error:
                 value = error
             try:
                 token.run_sync_soon(hand_over, (items, value))
             except trio.RunFinishedError:
                 pass
+
+        def release(future: Any, items: list[_Item]) -> None:
+            # In the trio loop: the batch ran to its end (or failed); nothing of its hosts runs any more.
+            if future in running:
+                running.discard(future)
+                shards.release({host_key(i.url) for i in items})
+                pump()
 
         def hand_over(done: tuple[list[_Item], Any]) -> None:
             # In the trio loop; the run may be over (Ctrl-C) with batches still coming back.
@@ -407,10 +448,10 @@ async def _run(
 
         def pump() -> None:
             nonlocal journal_root
-            while len(inflight) < slots:
+            while len(running) < slots:
                 if not shards.ready:
                     return
-                idle = slots - len(inflight)
+                idle = slots - len(running)
                 share = max(hosts_per_batch, min(job_count, math.ceil(len(shards.ready) / idle)))
                 items = shards.take(share)
                 if bound:
@@ -429,10 +470,11 @@ async def _run(
                                                                   for item in items],
                     settings=batch_settings, jobs=job_count, per_host=per_host or settings.per_host,
                     resume=resume, retries=retries, journal=journal_root, output=output, warc=options.archive,
-                    run_id=run_id,
+                    run_id=run_id, notes=_notes(options.state, items),
                 )  # fmt: skip
                 future = dask.submit(run_batch, task, pure=False, key=f"fetch-batch-{task.batch_id}")
                 inflight[future] = items
+                running.add(future)
                 future.add_done_callback(lambda f, items=items: finished(f, items))
                 wake.set()
 
@@ -465,7 +507,6 @@ async def _run(
                 pump()
 
         def deliver(items: list[_Item], value: Any) -> None:
-            shards.release({host_key(i.url) for i in items})
             by_text: dict[str, deque[_Item]] = {}
             for item in items:
                 by_text.setdefault(item.text, deque()).append(item)
@@ -505,6 +546,7 @@ async def _run(
                     items, value = await done_receive.receive()
                     for future in [f for f, its in inflight.items() if its is items]:
                         del inflight[future]
+                        release(future, items)  # (done already, unless the outcomes came first)
                     deliver(items, value)
                     pump()
 
@@ -528,8 +570,11 @@ async def _run(
                 await trio.to_thread.run_sync(remove_tree, options.archive.staging)
 
 
-def executor(args: Any, settings: Settings) -> Callable[..., Any]:
-    """What `fetch --cluster` puts in place of `Client.fetch_all` (same arguments, same outcomes)."""
+def executor(args: Any, settings: Settings, client: Any = None) -> Callable[..., Any]:
+    """What `fetch --cluster` puts in place of `Client.fetch_all` (same arguments, same outcomes).
+
+    `client` is the run's own Client: its per-URL notes (-N, FTP confinement) go to the workers.
+    """
     parse_target(args.cluster)
     output = args.directory if is_url(args.directory) else None
     if output is not None:
@@ -563,7 +608,7 @@ def executor(args: Any, settings: Settings) -> Callable[..., Any]:
 
         return fetch_all(
             urls, args.cluster, settings, destination=destination, output=output, warc_file=args.warc_file,
-            warc_max_size=args.warc_max_size, command_line=list(args.argv or []), **options,
+            warc_max_size=args.warc_max_size, command_line=list(args.argv or []), state=client, **options,
         )  # fmt: skip
 
     return run

@@ -23,10 +23,11 @@ import shutil
 import tempfile
 import threading
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import trio
 
@@ -58,11 +59,16 @@ class BatchTask:
     warc: Any = None  # fetcher.cluster.archive.WarcTask when the run archives
     #: The run's id: a worker's batches of one run (with equal settings) share one Client.
     run_id: str = ""
+    #: The driver's notes on some of these URLs (str(url) -> If-Modified-Since time, ETag, FTP confinement).
+    notes: dict[str, tuple[float | None, str | None, str | None]] | None = None
 
 
-@dataclass
-class Shipped:
-    """One outcome on its way back from a worker (errors travel as their parts: see `_pack_error`)."""
+class Shipped(NamedTuple):
+    """One outcome on its way back from a worker (errors travel as their parts: see `_pack_error`).
+
+    A tuple, as are saved files (`_pack`): a batch's outcomes pickle and
+    unpickle at a small part of the cost of dataclasses.
+    """
 
     url: str
     result: Any
@@ -87,10 +93,22 @@ def _unpack_error(packed: tuple[type[FetchError], tuple[Any, ...], dict[str, Any
     return error
 
 
+#: A saved file as it travels: path, bytes, sha256, content_type, resumed_from, filename, etag.
+PackedDownload = tuple[str, int, str | None, str | None, int, str | None, str | None]
+
+
 def _pack(result: Any) -> Any:
-    # URL objects refuse the attribute setting unpickling does: results travel
-    # without theirs, and the driver puts its own URL back (`_unpack`).
-    return dataclasses.replace(result, url=None) if result is not None else None
+    """A result as it travels: a saved file as a `PackedDownload`, anything else without its URL.
+
+    URL objects refuse the attribute setting unpickling does: results travel
+    without theirs, and the driver puts its own URL back (`fetcher.cluster._unpack`).
+    """
+    if result is None:
+        return None
+    if type(result) is Download:
+        return (str(result.path), result.bytes, result.sha256, result.content_type, result.resumed_from,
+                result.filename, result.etag)  # fmt: skip
+    return dataclasses.replace(result, url=None)
 
 
 def run_batch(task: BatchTask) -> list[Shipped]:
@@ -235,6 +253,7 @@ async def _run_batch(task: BatchTask, archive: Any, client: Client | None) -> li
             saved = Download(
                 url=parse_url(text), path=Path(entry["path"]), bytes=entry["bytes"], sha256=entry["sha256"],
                 content_type=entry["content_type"], resumed_from=entry["resumed_from"],
+                filename=entry.get("filename"), etag=entry.get("etag"),
             )  # fmt: skip
             shipped.append(Shipped(text, _pack(saved), None, entry["attempts"], entry["seconds"], worker, time.time()))
             continue
@@ -263,6 +282,7 @@ async def _run_batch(task: BatchTask, archive: Any, client: Client | None) -> li
         return {
             "url": outcome.url, "path": str(result.path), "bytes": result.bytes, "sha256": result.sha256,
             "content_type": result.content_type, "resumed_from": result.resumed_from,
+            "filename": result.filename, "etag": result.etag,
             "attempts": outcome.attempts, "seconds": outcome.seconds,
         }  # fmt: skip
 
@@ -314,15 +334,38 @@ async def _fetch(task: BatchTask, kept: Client | None, todo: list[str], destinat
     staged = uploads_at_once > 0
     async with Client(task.settings) if kept is None else nullcontext(kept) as client, trio.open_nursery() as uploads:
         limiter = trio.CapacityLimiter(max(1, uploads_at_once))
-        async with client.fetch_all(
-            todo, jobs=task.jobs, per_host=task.per_host, destination=destination, resume=task.resume,
-            retries=task.retries,
-        ) as outcomes:  # fmt: skip
-            async for outcome in outcomes:
-                if staged and isinstance(outcome.result, Download):
-                    uploads.start_soon(deliver, outcome, limiter)
-                else:
-                    keep(outcome, outcome.result, outcome.error)
+        with _noted(client, task.notes):
+            async with client.fetch_all(
+                todo, jobs=task.jobs, per_host=task.per_host, destination=destination, resume=task.resume,
+                retries=task.retries,
+            ) as outcomes:  # fmt: skip
+                async for outcome in outcomes:
+                    if staged and isinstance(outcome.result, Download):
+                        uploads.start_soon(deliver, outcome, limiter)
+                    else:
+                        keep(outcome, outcome.result, outcome.error)
+
+
+@contextmanager
+def _noted(client: Client, notes: dict[str, tuple[float | None, str | None, str | None]] | None) -> Iterator[None]:
+    """The driver's notes on this batch's URLs, on `client` while the batch runs (-N, FTP confinement)."""
+    if not notes:
+        yield
+        return
+    for key, (when, tag, scope) in notes.items():
+        if when is not None:
+            client.conditions[key] = when
+        if tag is not None:
+            client.etags[key] = tag
+        if scope is not None:
+            client.confine[key] = scope
+    try:
+        yield
+    finally:
+        for key in notes:
+            client.conditions.pop(key, None)
+            client.etags.pop(key, None)
+            client.confine.pop(key, None)
 
 
 def _worker_name() -> str:
