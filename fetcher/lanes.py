@@ -101,6 +101,10 @@ class LaneWork:
             if self.lanes.input_done:
                 break
             if not await self.lanes.idle(self.key, self.host):
+                # Dismissed; but URLs queued since (after the dismissal, before this worker ran
+                # again) would have no worker: the key gets a new one only with its next URL.
+                if taken := self.take(count):
+                    return taken
                 break
         self._retire()
         return []
@@ -305,8 +309,12 @@ class Lanes:
         self._queued += 1
         if len(queue) >= WAKE_AT:
             self._wake(key, True)
-        if self.workers.get(key, 0) < self.per_host:
-            self.workers[key] = self.workers.get(key, 0) + 1
+        workers = self.workers.get(key, 0)
+        # Another worker for a key that has some only when a job slot is free or its queue backs
+        # up: taking idle workers' slots for every URL of a mixed list retired and restarted
+        # workers (and their connections) every few URLs.
+        if workers < self.per_host and (not workers or self.job_limit.value > 0 or len(queue) >= WAKE_AT):
+            self.workers[key] = workers + 1
             await self.acquire_job()
             nursery.start_soon(self._worker, key, handler, item.url, results.clone())
 

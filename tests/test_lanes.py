@@ -7,8 +7,10 @@ holding the host's slots.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
+import pytest
 import trio
 
 from fetcher import Client
@@ -47,3 +49,46 @@ async def test_a_task_path_url_of_the_host_gets_a_slot_from_idle_lane_workers(tm
                             send.close()
     assert all(outcome.ok for outcome in results), [o for o in results if not o.ok]
     assert sorted(path.name for path in out.iterdir()) == [f"f{index}.txt" for index in range(6)]
+
+
+async def test_a_mixed_list_keeps_its_lane_workers_and_every_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """URLs of two lane keys, alternating, more keys' workers wanted than job slots (issue 17).
+
+    A new worker for a key that already has one takes another key's idle
+    worker's slot only when its queue backs up; taking it for every URL
+    retired and restarted workers every few URLs (and in a bulk_mixed run
+    their connections with them).  A worker dismissed while URLs of its key
+    were queued takes them: retiring would leave them with no worker and
+    the run would end without their outcomes.
+    """
+    from fetcher.lanes import Lanes
+    from tests.servers.gopher import GopherServer, serving
+
+    started: list[object] = []
+    real = Lanes._worker
+
+    async def counting(self: Lanes, key: object, *args: object) -> None:
+        started.append(key)
+        await real(self, key, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Lanes, "_worker", counting)
+    names = itertools.count()
+
+    def destination(url: object) -> Path:
+        return tmp_path / f"{next(names)}.txt"
+
+    async with serving(GopherServer()) as one, serving(GopherServer()) as two, Client() as client:
+        for _ in range(4):  # the lost URLs depended on timing: a few rounds
+            started.clear()
+            urls = [f"gopher://127.0.0.1:{server.port}/0/hello.txt%09q{index}" for index in range(60)
+                    for server in (one, two)]  # fmt: skip
+            with trio.fail_after(30):
+                async with client.fetch_all(urls, jobs=2, per_host=2, destination=destination) as outcomes:
+                    results = [outcome async for outcome in outcomes]
+            assert sorted(outcome.url for outcome in results) == sorted(urls)
+            assert all(outcome.ok for outcome in results)
+            # (a worker per URL before; a few restarts remain where a key's workers find its queue empty)
+            assert len(started) <= 24, f"{len(started)} lane workers started for 120 URLs of two keys"
+    assert len(one.requests) == len(two.requests) == 240
