@@ -15,8 +15,10 @@ FTP 550's dialogue).
 
 A large payload is not copied: past the first 256 KiB (`fetcher.tap.Spool`)
 the recorder takes its bytes as they arrive and writes them in place at the
-end of the file (`_InPlace`), deflated at level 1, or as stored deflate
-blocks when a sample shows they do not compress.  The record's head (its
+end of the file (`_InPlace`, in the spool's sink thread, beside the two
+digest threads), deflated at level 1, or as stored deflate blocks when a
+sample shows they do not compress, and for as long as deflate runs slower
+than the bytes arrive (HURRY_BACKLOG).  The record's head (its
 length and digests are known only at the end) goes into room reserved
 before the payload: the member's gzip header carries an "extra" field
 (RFC 1952 2.3.1.1) that takes up whatever room the head leaves, so the
@@ -103,12 +105,16 @@ CONTENT_TYPE_ROOM = 512
 WAITING_MEMORY = 16 << 20
 #: A record deflated in place while it streams is stored instead while deflating falls behind the
 #: transfer: this many batches wait for its writer and deflate (by the CPU time it took) runs
-#: slower than the bytes arrive.  Ordinary text deflates at ~180 MiB/s at level 1: slower than a
-#: 10 Gbit/s link or loopback, faster than 1 Gbit/s.  A payload that deflates faster than it
-#: arrives stays deflated even on a busy machine: storing it would trade a little CPU for many
-#: times the bytes.  It is deflated again once at most CALM_BACKLOG batches wait.
+#: under DEFLATE_MARGIN times as fast as the bytes arrive.  Ordinary text deflates at 120-180
+#: MiB/s at level 1 on the 2-core build machine: slower than loopback, about 1 Gbit/s's pace, so
+#: a busy machine's other work makes it lag there.  A payload that deflates much faster than it
+#: arrives, or to less than KEEP_RATIO of its size (one line repeated: ~1.4 GiB/s, 150:1), stays
+#: deflated even on a busy machine: storing it would trade a little CPU for many times the bytes
+#: on disk.  It is deflated again once at most CALM_BACKLOG batches wait.
 HURRY_BACKLOG = 6
 CALM_BACKLOG = 1
+DEFLATE_MARGIN = 2.0
+KEEP_RATIO = 1 / 8
 
 
 class _Member:
@@ -247,8 +253,9 @@ class _InPlace:
         self.compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS) if level else None
         #: Set while deflating falls behind the transfer: batches are stored until it catches up.
         self.hurry = False
-        #: Bytes deflated and the sink thread's CPU seconds it took (deflate's own pace).
+        #: Bytes deflated, what they deflated to, and the sink thread's CPU seconds it took (deflate's own pace).
         self.deflated = 0
+        self.deflated_to = 0
         self.deflate_seconds = 0.0
         #: Batches stored because deflating fell behind (for the tests and the bench).
         self.hurried = 0
@@ -278,6 +285,7 @@ class _InPlace:
                 out = [out for out in map(compress, pieces) if out]
                 self.deflate_seconds += time.thread_time() - started
                 self.deflated += self.length - length
+                self.deflated_to += sum(map(len, out))
                 self._put(out)
 
     def _switch(self) -> None:
@@ -296,8 +304,12 @@ class _InPlace:
     def pace(self, backlog: int, rate: float) -> None:
         """Store while deflating falls behind the transfer; deflate again once it keeps up (see HURRY_BACKLOG)."""
         if backlog >= HURRY_BACKLOG:
-            if self.deflated and self.deflated > rate * self.deflate_seconds:
-                return  # deflate outruns the bytes: the backlog is a busy machine's, not deflate's
+            if (
+                not self.deflated  # nothing measured yet
+                or self.deflated > DEFLATE_MARGIN * rate * self.deflate_seconds  # the backlog is not deflate's
+                or self.deflated_to < KEEP_RATIO * self.deflated  # worth its CPU however busy the machine
+            ):
+                return
             self.hurry = True
         elif backlog <= CALM_BACKLOG:
             self.hurry = False

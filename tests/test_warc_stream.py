@@ -35,9 +35,10 @@ pytestmark = pytest.mark.usefixtures("no_netrc")
 MIB = 1 << 20
 #: Incompressible: stored blocks.
 NOISE = random.Random(1919).randbytes(6 * MIB + 12345)
-#: Compressible, yet not one line repeated: deflated at level 1.
-_WORDS = [b"archive", b"record", b"payload", b"digest", b"block", b"gopher", b"menu", b"selector", b"wire"]
-TEXT = b" ".join(random.Random(19).choice(_WORDS) for _ in range(900_000))[: 6 * MIB + 777]
+#: Compressible (to about 45%), yet not one line repeated: deflated at level 1, like ordinary text.
+_pick = random.Random(19)
+_WORDS = [bytes(_pick.choices(b"abcdefghijklmnopqrstuvwxyz", k=_pick.randint(2, 9))) for _ in range(3000)]
+TEXT = b" ".join(_pick.choices(_WORDS, k=1_000_000))[: 6 * MIB + 777]
 LINES = b"one line of text, the same every time\n" * 170_000
 DOCUMENT = SimpleNamespace(kind="document", content_type="application/octet-stream")
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n"
@@ -185,19 +186,19 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
     from fetcher import tap
     from fetcher.warc import HURRY_BACKLOG
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read
+    monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read: some fifty
     _deflate_at(monkeypatch, 40 << 20)
     stored = _count_batches(monkeypatch)
-    warc = await _archive(tmp_path, TEXT, http=False)
-    assert len(stored) > HURRY_BACKLOG and stored[-1] > 0  # stored once HURRY_BACKLOG batches waited
+    payload = TEXT * 4
+    warc = await _archive(tmp_path, payload, http=False)
+    # Stored once HURRY_BACKLOG batches waited and deflate's pace was measured; the first ones were deflated.
+    assert len(stored) > 3 * HURRY_BACKLOG and 0 < stored[-1] < len(stored)
     (resource,) = [r for r in whole_records(warc) if r.type == "resource"]
-    assert resource.raw == TEXT
+    assert resource.raw == payload
 
 
-async def test_a_deflate_faster_than_the_transfer_keeps_deflating_however_busy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A backlog that is not deflate's (the sink waits for a slow disk) does not make the record stored."""
+async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches pile up before a sink that waits for a slow disk, not for deflate: the record stays deflated."""
     from fetcher import tap
     from fetcher.warc import _InPlace
 
@@ -206,14 +207,28 @@ async def test_a_deflate_faster_than_the_transfer_keeps_deflating_however_busy(
     write = _InPlace.write
 
     def waits(self: _InPlace, pieces: Any) -> None:
-        time.sleep(0.02)  # a slow disk: no CPU time
+        time.sleep(0.05)  # a slow disk: no CPU time
         write(self, pieces)
 
     monkeypatch.setattr(_InPlace, "write", waits)
-    # One line repeated deflates at hundreds of MiB/s; the reads arrive at about 100 MiB/s.
-    warc = await _archive(tmp_path, LINES, http=False, pause=0.002)
+    # Reads at about 20 MiB/s: level 1 deflates these words many times faster.
+    warc = await _archive(tmp_path, TEXT, http=False, pause=0.01)
     assert len(stored) > 10 and stored[-1] == 0
-    assert warc.stat().st_size < len(LINES) // 20
+    assert warc.stat().st_size < len(TEXT) // 2
+
+
+async def test_a_payload_that_deflates_well_stays_deflated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However slow deflate is, a payload it shrinks to under KEEP_RATIO is not stored: that would cost the disk."""
+    from fetcher import tap
+    from fetcher.warc import HURRY_BACKLOG
+
+    monkeypatch.setattr(tap, "BATCH", 1 << 16)
+    _deflate_at(monkeypatch, 40 << 20)
+    stored = _count_batches(monkeypatch)
+    payload = LINES * 4  # as long as in the test above, where such a deflate is stored
+    warc = await _archive(tmp_path, payload, http=False)
+    assert len(stored) > 3 * HURRY_BACKLOG and stored[-1] == 0
+    assert warc.stat().st_size < len(payload) // 50
 
 
 async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_records(
