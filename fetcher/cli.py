@@ -274,11 +274,13 @@ def _archive(args: argparse.Namespace) -> Iterator[None]:
     from .errors import UsageError
 
     if args.warc_file is None:
-        if args.warc_max_size is not None or args.warc_cdx or args.warc_dedup:
-            raise UsageError("--warc-max-size, --warc-cdx and --warc-dedup need --warc-file NAME")
+        if args.warc_max_size is not None or args.warc_cdx or args.warc_dedup or args.warc_deflate != "auto":
+            raise UsageError("--warc-max-size, --warc-cdx, --warc-dedup and --warc-deflate need --warc-file NAME")
         yield
         return
     if getattr(args, "cluster", None):
+        if args.warc_deflate != "auto":
+            raise UsageError("--warc-deflate always with --cluster is not implemented (the workers deflate as 'auto')")
         yield  # each cluster worker archives what it retrieves (fetcher.cluster.archive)
         return
     try:
@@ -291,7 +293,8 @@ def _archive(args: argparse.Namespace) -> Iterator[None]:
 
     try:
         recorder = WarcRecorder(args.warc_file, max_size=args.warc_max_size, cdx=args.warc_cdx,
-                                dedup=args.warc_dedup, command_line=args.argv)  # fmt: skip
+                                dedup=args.warc_dedup, command_line=args.argv,
+                                always_deflate=args.warc_deflate == "always")  # fmt: skip
         recorder.guard_termination()
     except OSError as error:
         from .errors import OutputError

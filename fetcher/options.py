@@ -379,4 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="start a new file past SIZE bytes: NAME-00000.warc.gz, ... (default: one file)")  # fmt: skip
     warc.add_argument("--warc-cdx", action="store_true", help="write a CDXJ index NAME.cdxj beside it")
     warc.add_argument("--warc-dedup", action="store_true", help="revisit records for payloads already archived")
+    warc.add_argument("--warc-deflate", choices=("auto", "always"), default="auto", metavar="WHEN",
+                      help="auto: a big record is stored uncompressed while deflating it would slow the "
+                           "transfer; always: deflate it however fast it arrives (a smaller, slower archive) "
+                           "(default: auto)")  # fmt: skip
     return parser

@@ -303,6 +303,8 @@ class _InPlace:
 
     def pace(self, backlog: int, rate: float) -> None:
         """Store while deflating falls behind the transfer; deflate again once it keeps up (see HURRY_BACKLOG)."""
+        if self.recorder.always_deflate:
+            return
         if backlog >= HURRY_BACKLOG:
             if (
                 not self.deflated  # nothing measured yet
@@ -456,6 +458,7 @@ class WarcRecorder:
         dedup: bool = False,
         command_line: Sequence[str] = (),
         gzip_level: int = GZIP_LEVEL,
+        always_deflate: bool = False,
     ) -> None:
         base = str(name)
         for suffix in (".warc.gz", ".warc"):
@@ -466,6 +469,9 @@ class WarcRecorder:
         self.dedup = dedup
         self.command_line = safe_command_line(command_line)
         self.gzip_level = gzip_level
+        #: --warc-deflate always: a record deflated in place stays deflated however fast the bytes
+        #: arrive (the smaller archive over the faster transfer; see HURRY_BACKLOG).
+        self.always_deflate = always_deflate
         self._lock = anyio.Lock()
         self._sink = _Redirected()
         self._writer = _Writer(self._sink, gzip=False, warc_version="1.1")

@@ -421,11 +421,23 @@ async def test_a_transfer_cut_midway_leaves_only_whole_records(tmp_path: Path) -
                                                       ("metadata", f"{base}/0/hello.txt")]  # fmt: skip
 
 
-async def test_warc_options_without_warc_file_are_a_usage_error(tmp_path: Path) -> None:
-    done = await cli("--warc-cdx", "file:///dev/null", cwd=tmp_path)
+@pytest.mark.parametrize("option", [["--warc-cdx"], ["--warc-deflate", "always"]])
+async def test_warc_options_without_warc_file_are_a_usage_error(tmp_path: Path, option: list[str]) -> None:
+    done = await cli(*option, "file:///dev/null", cwd=tmp_path)
     assert done.returncode == 2
     assert b"need --warc-file" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_warc_deflate_always_archives_a_valid_record(tmp_path: Path) -> None:
+    source = tmp_path / "words.txt"
+    source.write_bytes(b"an ordinary line of text in a document\n" * 50_000)
+    done = await cli("--warc-file", "out", "--warc-deflate", "always", "-o", "copy.txt", f"file://{source}",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (resource,) = [r for r in read_warc(tmp_path / "out.warc.gz") if r.type == "resource"]
+    assert resource.raw == source.read_bytes() == (tmp_path / "copy.txt").read_bytes()
+    assert (tmp_path / "out.warc.gz").stat().st_size < len(resource.raw) // 20  # deflated
 
 
 async def test_recursive_mirror_archives_listings_and_files(tmp_path: Path) -> None:

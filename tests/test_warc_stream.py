@@ -60,7 +60,13 @@ def _reads(data: bytes) -> list[bytes]:
 
 
 async def _archive(
-    tmp_path: Path, payload: bytes, *, http: bool, watch: set[str] | None = None, pause: float = 0.0
+    tmp_path: Path,
+    payload: bytes,
+    *,
+    http: bool,
+    watch: set[str] | None = None,
+    pause: float = 0.0,
+    always_deflate: bool = False,
 ) -> Path:
     """Archive one retrieval of `payload` (an HTTP response, or a resource) fed through the tap; the WARC's path.
 
@@ -69,7 +75,7 @@ async def _archive(
     from fetcher import tap
     from fetcher.warc import WarcRecorder
 
-    recorder = WarcRecorder(tmp_path / "w")
+    recorder = WarcRecorder(tmp_path / "w", always_deflate=always_deflate)
     url = "http://example.test/big" if http else "gopher://example.test/9/big"
     with tap.recording(recorder):
         retrieval = tap.start(url, "http" if http else "gopher")
@@ -195,6 +201,22 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
     assert len(stored) > 3 * HURRY_BACKLOG and 0 < stored[-1] < len(stored)
     (resource,) = [r for r in whole_records(warc) if r.type == "resource"]
     assert resource.raw == payload
+
+
+async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--warc-deflate always: the same slow deflate as above, and not one batch is stored."""
+    from fetcher import tap
+    from fetcher.warc import HURRY_BACKLOG
+
+    monkeypatch.setattr(tap, "BATCH", 1 << 16)
+    _deflate_at(monkeypatch, 40 << 20)
+    stored = _count_batches(monkeypatch)
+    payload = TEXT * 4
+    warc = await _archive(tmp_path, payload, http=False, always_deflate=True)
+    assert len(stored) > 3 * HURRY_BACKLOG and stored[-1] == 0
+    (resource,) = [r for r in whole_records(warc) if r.type == "resource"]
+    assert resource.raw == payload
+    assert warc.stat().st_size < len(payload) // 2  # deflated: words of a 26-letter alphabet
 
 
 async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
