@@ -487,7 +487,8 @@ def test_fuzz_gopher_plus_parsers(data: bytes) -> None:
 
 _ERROR_TOKENS = st.sampled_from(
     [b"3", b"i", b"Error: ", b"error:", b"Err 5", b"\r\n", b"\n", b"\r", b".", b" ", b"\t", b"not found",
-     b"no such item", b"Gophered by x", b"____", b"file.txt", b"\xc3\xa9", b"\xff", b"x" * 150, b"A"]
+     b"no such item", b"Gophered by x", b"____", b"file.txt", b"\xc3\xa9", b"\xff", b"x" * 150, b"A", b"item 1 ",
+     b"3x", b"iinfo\t", b"\tsel\thost\t70"]
 )  # fmt: skip
 
 
@@ -501,6 +502,9 @@ _ERROR_TOKENS = st.sampled_from(
 @example(b".\r\n", True)
 @example(b"x" * 199 + b"\r\nERROR: 5", False)
 @example(b"ERROR: 5" + b"y" * 300 + b"\r\n", False)
+@example((b"item 00001 " * 200)[:2046] + b"\r\n", True)
+@example(b"3 gone\r\n3gone\t\th\t1\r\n" + b"z" * 600, False)
+@example(b"i\t\th\t1\r\nError: not here\r\n" + b"z" * 600, False)
 def test_the_quick_error_checks_agree_with_the_line_by_line_ones(data: bytes, complete: bool) -> None:
     """`error_reply` and `resembles_error` decide most replies from their first byte (issue 17); never differently."""
     from schemes.gopher.server_errors import _error_reply, _resembles_error

@@ -55,6 +55,21 @@ def _lines(data: bytes) -> list[bytes]:
 
 #: First bytes after which a reply's first line decides alone (not blank, no error item, no "." line).
 _PLAIN_START = frozenset(range(256)) - frozenset(b"3i. \t\n\r\x0b\x0c")
+#: First bytes of error items ("3") and info lines ("i") in menu form: each holds a TAB.
+_ITEM_START = frozenset(b"3i")
+
+
+def _plain_first_line(data: bytes) -> bool:
+    """True when the reply's first line is text: not blank, not the "." line, not an error or info item."""
+    if not data:
+        return False
+    first = data[0]
+    if first in _PLAIN_START:
+        return True
+    if first in _ITEM_START:
+        end = data.find(b"\n")
+        return b"\t" not in (data if end < 0 else data[:end])
+    return False
 
 
 def error_reply(data: bytes) -> str | None:
@@ -66,7 +81,7 @@ def error_reply(data: bytes) -> str | None:
     """
     if len(data) > ERROR_PEEK:
         return None
-    if data and data[0] in _PLAIN_START and not data.startswith(b"Error: "):
+    if _plain_first_line(data) and not data.startswith(b"Error: "):
         return None  # a first line that is text: what `_error_reply` finds too, without splitting the reply
     return _error_reply(data)
 
@@ -98,9 +113,9 @@ def resembles_error(data: bytes, *, complete: bool) -> str | None:
 
     `data` is the reply's first `ERROR_PEEK` bytes, or all of it when `complete`.
     """
-    if data and data[0] in _PLAIN_START and not (complete and len(data) <= SHORT_REPLY):
-        # The first line is not blank, not an error item and not the "." line, and the reply is
-        # not a short page: only that line's first 200 bytes count (as in `_resembles_error`).
+    if not (complete and len(data) <= SHORT_REPLY) and _plain_first_line(data):
+        # The first line is text and the reply is not a short page: only that line's first
+        # 200 bytes count (as in `_resembles_error`).
         end = data.find(b"\n", 0, 200)
         text = decode_display(data[:end] if end >= 0 else data[:200]).strip()
         return text if _FIRST_WORD_ERROR.match(text) else None
