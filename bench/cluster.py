@@ -1,6 +1,6 @@
 """Scale-out: one mixed bulk job on a local Dask cluster, against the hand split and one process.
 
-    python -m bench.cluster [--count 10000] [--runs 3] [--workers 2] [--report DIR]
+    python -m bench.cluster [--count 10000] [--runs 3] [--workers 2] [--report DIR] [--compare TREE]
 
 Four hosts (nginx over HTTP, vsftpd over FTP, two in-repo Gopher servers),
 `--count` URLs spread evenly over them, 4 KiB each.  Three ways to run it:
@@ -10,6 +10,10 @@ Four hosts (nginx over HTTP, vsftpd over FTP, two in-repo Gopher servers),
   (HTTP + Gopher 1, FTP + Gopher 2): the ideal a user gets by sharding by hand;
 - cluster: `fetch -i ALL -d OUT -j 8 --per-host 8 --cluster local:2` (starting
   the local cluster is part of its time).
+
+`--compare TREE` adds a fourth row, the cluster run of another checkout
+(`PYTHONPATH=TREE`, e.g. `git worktree add /tmp/before HEAD~3`), in the
+same alternated rounds: before/after figures from one sitting.
 
 The per-URL overhead of the cluster path is (cluster - hand split) / count,
 in wall time and in CPU seconds (user + system of the process tree: the
@@ -46,6 +50,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--compare", type=Path, metavar="TREE", help="also run the cluster with PYTHONPATH=TREE")
     args = parser.parse_args()
     nginx = find_nginx()
     if nginx is None or vsftpd_missing():
@@ -106,10 +111,18 @@ def main() -> int:
                     f"local:{args.workers}",
                 ],
             }
+            # Every command runs in `work`, with PYTHONPATH naming the tree it runs: `python -m`
+            # puts its working directory first on sys.path, so a run from a checkout would
+            # run that checkout whatever PYTHONPATH says.
+            environments = {name: {"PYTHONPATH": str(ROOT)} for name in commands}
+            if args.compare is not None:
+                compared = f"cluster local:{args.workers} ({args.compare})"
+                commands[compared] = commands[f"cluster local:{args.workers}"]
+                environments[compared] = {"PYTHONPATH": str(args.compare.resolve())}
             for run in range(args.runs + 1):  # the first round warms the caches and is dropped
                 for name, argv in commands.items():
                     shutil.rmtree(out, ignore_errors=True)
-                    sample = measure(argv)
+                    sample = measure(argv, cwd=work, env=environments[name])
                     if sample.returncode != 0:
                         sys.exit(f"{name} failed")
                     if run:
@@ -133,6 +146,9 @@ def main() -> int:
         f"cluster overhead per URL: {(cluster - hand) / args.count * 1e6:.0f} us wall, "
         f"{(cluster_cpu - hand_cpu) / args.count * 1e6:.0f} us CPU"
     )
+    if args.compare is not None:
+        name = f"cluster local:{args.workers} ({args.compare})"
+        print(f"{args.compare} cluster / hand split: {medians[name] / hand:.2f} (CPU {cpu[name] / hand_cpu:.2f})")
     if args.report is not None:
         write_report([figure], args.report)
     return 0
