@@ -183,8 +183,6 @@ async def open_connection(
     what: str = "port",
 ) -> Connection:
     """Connect to host:port after the guard allowed it; optionally start TLS."""
-    import anyio.abc
-
     check_port(scheme, port, policy, default_port=default_port, what=what)
     budget = current_budget.get()
     until = aio.current_time() + connect_timeout
@@ -204,8 +202,10 @@ async def open_connection(
             f"cannot connect to {host}:{port}: {reason}",
             hint="check the host name and port, and that the server is running",
         ) from None
-    connection = Connection(stream, host, port, timeout=timeout)
-    if sock is None:
+    connection = Connection(stream, host, port, timeout=timeout, sock=sock)
+    if sock is None and stream is not None:
+        import anyio.abc
+
         sock = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
     if sock is not None:
         try:
@@ -219,24 +219,22 @@ async def open_connection(
     return connection
 
 
-async def dial(host: str, port: int) -> tuple[anyio.abc.SocketStream, socket.socket | None]:
-    """A TCP stream to host:port, and its plain socket when known (the one place that dials).
+async def dial(host: str, port: int) -> tuple[anyio.abc.SocketStream | None, socket.socket | None]:
+    """A TCP stream to host:port and its plain socket, either possibly None (the one place that dials).
 
     On trio an IP address is dialled directly (`_connect_literal`); a name,
     or any host on asyncio, goes through `anyio.connect_tcp` (resolution,
     happy eyeballs).  The caller checked the port and bounds the wait.
     """
-    import anyio.abc
-
     family = _literal_family(host) if aio.on_trio() else None
     if family is None:
+        import anyio
+
         return await anyio.connect_tcp(host, port), None
-    sock = await _connect_literal(family, host, port)
-    try:
-        return await anyio.abc.SocketStream.from_socket(sock), sock
-    except BaseException:
-        _close_socket(sock)
-        raise
+    # No anyio stream yet: reads, sends and the close use the socket on trio
+    # itself, and anyio (12 ms of imports with its trio backend) is loaded only
+    # if TLS or the telnet session asks for a stream (`Connection.byte_stream`).
+    return None, await _connect_literal(family, host, port)
 
 
 def _literal_family(host: str) -> socket.AddressFamily | None:
@@ -334,8 +332,21 @@ def _is_tls(stream: object) -> bool:
 class Connection:
     """A byte stream with a read buffer, per-operation timeouts and a trace."""
 
-    def __init__(self, stream: anyio.abc.ByteStream, host: str, port: int, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        stream: anyio.abc.ByteStream | None,
+        host: str,
+        port: int,
+        *,
+        timeout: float = 30.0,
+        sock: socket.socket | None = None,
+    ) -> None:
+        #: anyio's stream, or None for a plain socket on trio until TLS or a caller asks (`byte_stream`).
         self.stream = stream
+        #: The plain TCP socket (when dialled as one), for what the stream would otherwise answer.
+        self._plain = sock
+        if stream is None and sock is None:
+            raise ValueError("a Connection needs a stream or a socket")
         self.host = host
         self.port = port
         self.timeout = timeout
@@ -369,15 +380,29 @@ class Connection:
             return None
         from anyio.streams.tls import TLSAttribute
 
+        assert self.stream is not None  # a TLS stream
         ssl_object = self.stream.extra(TLSAttribute.ssl_object, None)
         return ssl_object.session if ssl_object is not None else None
 
+    async def byte_stream(self) -> anyio.abc.ByteStream:
+        """anyio's stream over this connection, made from the plain socket when first asked."""
+        if self.stream is None:
+            import anyio.abc
+
+            assert self._plain is not None
+            self.stream = await anyio.abc.SocketStream.from_socket(self._plain)
+        return self.stream
+
     def peer_address(self) -> str | None:
         """The IP address this connection really reached (under TLS too), or None."""
-        import anyio.abc
-
         try:
-            address = self.stream.extra(anyio.abc.SocketAttribute.remote_address, None)
+            if self.stream is None:
+                assert self._plain is not None
+                address = self._plain.getpeername()
+            else:
+                import anyio.abc
+
+                address = self.stream.extra(anyio.abc.SocketAttribute.remote_address, None)
         except OSError:
             return None
         return str(address[0]) if isinstance(address, tuple) else None
@@ -416,10 +441,11 @@ class Connection:
         # (HTTP/1.0 bodies delimited by the close do that).
         from anyio.streams.tls import TLSStream
 
+        stream = await self.byte_stream()
         try:
             with fail_after(self.timeout):
                 tls_stream = await TLSStream.wrap(
-                    self.stream, hostname=server_hostname, ssl_context=context, standard_compatible=False
+                    stream, hostname=server_hostname, ssl_context=context, standard_compatible=False
                 )
         except TooSlow:
             raise self._timed_out("starting TLS") from None
@@ -449,8 +475,6 @@ class Connection:
         of `within()`, the retrieval's --max-time, and the point where the
         low-speed rule would fail.
         """
-        import anyio
-
         global _direct_left
         budget = current_budget.get()
         raw = self._raw
@@ -481,9 +505,12 @@ class Connection:
                 raise self._read_too_slow(budget, why, doing)
             self._count(len(received), budget, started)
             return received
+        import anyio
+
+        stream = await self.byte_stream()
         try:
             with fail_at(until):
-                data = bytes(await self.stream.receive(max_bytes))
+                data = bytes(await stream.receive(max_bytes))
         except anyio.EndOfStream:
             data = b""
         except TooSlow:
@@ -530,8 +557,6 @@ class Connection:
         Under the same timeouts and rules as every read; only for a plain TCP
         stream (not `is_tls`), whose socket it reads directly.
         """
-        import anyio.abc
-
         if self._buffer:
             count = min(len(view), len(self._buffer))
             view[:count] = self._buffer[:count]
@@ -543,20 +568,31 @@ class Connection:
             data = await self._receive(len(view), "receiving")
             view[: len(data)] = data
             return len(data)
-        if self._socket is None:
-            self._socket = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        sock = self._plain_socket()
         budget = current_budget.get()
         started = aio.current_time()
         until, why = self._read_until(budget, started)
         try:
             with fail_at(until):
-                count = await aio.recv_into(self._socket, view)
+                count = await aio.recv_into(sock, view)
         except TooSlow:
             raise self._read_too_slow(budget, why, "receiving") from None
         except OSError as error:
             raise self._broken(error) from None
         self._count(count, budget, started)
         return count
+
+    def _plain_socket(self) -> socket.socket:
+        """The TCP socket under a plain (not TLS) connection."""
+        if self._socket is None:
+            if self._plain is not None:
+                self._socket = self._plain
+            else:
+                import anyio.abc
+
+                assert self.stream is not None
+                self._socket = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        return self._socket
 
     @property
     def can_splice(self) -> bool:
@@ -565,17 +601,14 @@ class Connection:
 
     async def splice_into(self, pipe: int, count: int) -> int:
         """Like `receive_into`, into a pipe with splice(2) (only when `can_splice`): the count, 0 at end of stream."""
-        import anyio.abc
-
         if not self._buffer and not self._eof and self._splice_works:
-            if self._socket is None:
-                self._socket = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
+            sock = self._plain_socket()
             budget = current_budget.get()
             started = aio.current_time()
             until, why = self._read_until(budget, started)
             try:
                 with fail_at(until):
-                    moved = await aio.splice_from(self._socket, pipe, count)
+                    moved = await aio.splice_from(sock, pipe, count)
             except TooSlow:
                 raise self._read_too_slow(budget, why, "receiving") from None
             except OSError as error:
@@ -697,8 +730,6 @@ class Connection:
             yield data
 
     async def send_all(self, data: bytes) -> None:
-        import anyio
-
         global _direct_left
         raw = self._raw
         tried = False
@@ -724,9 +755,12 @@ class Connection:
                     raise budget.expired()
                 raise self._timed_out("sending")
             return
+        import anyio
+
+        stream = await self.byte_stream()
         try:
             with fail_at(deadline):
-                await self.stream.send(data)
+                await stream.send(data)
         except TooSlow:
             if budget is not None and budget.deadline < until:
                 raise budget.expired() from None
@@ -791,11 +825,15 @@ class Connection:
             trace.debug("< %s", escape(text.rstrip("\r\n")))
 
     async def aclose(self) -> None:
-        import anyio
-
         if self.closed:
             return
         self.closed = True
+        if self.stream is None:  # only ever a plain socket: nothing else to close
+            assert self._plain is not None
+            _close_socket(self._plain)
+            return
+        import anyio
+
         if self._raw is not None:
             # A plain TCP socket on trio: closing it cannot block, so no shielded,
             # bounded wait (two cancel scopes per connection) is needed.  The
@@ -810,10 +848,17 @@ class Connection:
                     pass
 
     async def send_eof(self) -> None:
-        import anyio
-
         if self.is_tls:
             return  # TLS has no half-close
+        if self.stream is None:
+            assert self._plain is not None
+            try:
+                self._plain.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            return
+        import anyio
+
         try:
             await self.stream.send_eof()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, NotImplementedError, OSError):

@@ -41,8 +41,8 @@ HEAVY_FOR_FILE_BULK = tuple(
     name for name in HEAVY if name not in ("fetcher.batch", "fetcher.bulk", "fetcher.progress", "json")
 )
 
-#: A plain http: fetch needs HTTP, sockets and anyio's backend, and still none of these.
-HEAVY_FOR_HTTP = ("rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
+#: A plain http: fetch of an address needs HTTP and sockets (trio's own: no anyio), and still none of these.
+HEAVY_FOR_HTTP = ("anyio", "rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
                   "trustme", "numpy", "certifi", "schemes.ftp", "schemes.gopher", "schemes.nntp", "schemes.wais",
                   "schemes.prospero", "schemes.telnet", "fetcher.progress", "fetcher.batch", "fetcher.bulk",
                   "fetcher.mirror", "fetcher.cluster", "fetcher.warc")  # fmt: skip
@@ -173,4 +173,23 @@ async def test_http_bulk_lane_needs_no_h11(nursery: trio.Nursery, tmp_path: Path
     assert (tmp_path / "out" / "f4.txt").stat().st_mtime == 784111777  # the date was read
     names = imported(result.stderr)
     assert "schemes.http.lane" in names
-    assert heavy_in(names, ("h11", "email")) == []
+    assert heavy_in(names, ("h11", "email", "anyio")) == []
+
+
+def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:
+    # Control and data connections to an address are trio's own sockets (fetcher.net.dial).
+    from tests.servers.prospero import ftp_server
+
+    root = tmp_path / "root"
+    root.mkdir()
+    for index in range(3):
+        (root / f"f{index}.bin").write_bytes(b"%d\n" % index * 1000)
+    with ftp_server(root) as port:
+        urls = [f"ftp://127.0.0.1:{port}/f{index}.bin" for index in range(3)]
+        (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
+        result = run_logged("-i", str(tmp_path / "urls.txt"), "-d", str(tmp_path / "out"), "--no-progress")
+    assert result.returncode == 0, result.stderr[-500:]
+    assert (tmp_path / "out" / "f2.bin").read_bytes() == b"2\n" * 1000
+    names = imported(result.stderr)
+    assert "schemes.ftp.lane" in names
+    assert heavy_in(names, ("anyio", "h11")) == []

@@ -1,4 +1,4 @@
-"""The FTP control connection (anyio, on trio or asyncio): greeting, login, commands, passive data ports.
+"""The FTP control connection (on trio or asyncio): greeting, login, commands, passive data ports.
 
 Only bytes move here; every reply is parsed by `replies`.  A `Control`
 remembers what later URLs of the same Client need to reuse it safely: the
@@ -12,8 +12,7 @@ import ssl
 from collections.abc import Awaitable, Callable
 from typing import cast
 
-import anyio
-
+from fetcher import aio
 from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
 from fetcher.net import Connection, trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
@@ -298,7 +297,8 @@ class Control:
     async def aclose(self) -> None:
         """QUIT politely when the conversation is in a known state, then close."""
         if self.healthy and not self.conn.closed:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+            # Shielded from the caller's cancellation, bounded by its own second.
+            with aio.cancel_scope(shield=True, deadline=aio.current_time() + 1):
                 try:
                     await self.conn.send_line(b"QUIT")
                     line = await self.conn.read_line(limit=self.limits.line_bytes, limit_name="line_bytes")

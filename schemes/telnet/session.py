@@ -297,6 +297,7 @@ async def relay(
     require_trio()
     log: Callable[..., object] = trace if trace is not None else (lambda *args: None)
     result = SessionResult(reason="closed by server")
+    stream = await connection.byte_stream()  # the session reads and writes as bytes come, past the line reader
     send_lock = trio.Lock()
     # No idle limit on reading while the user may still type; after the input
     # ended, `linger` seconds of silence from the server end the session.
@@ -308,7 +309,7 @@ async def relay(
         async with send_lock:
             try:
                 with trio.fail_after(send_timeout):
-                    await connection.stream.send(data)
+                    await stream.send(data)
             except trio.TooSlowError:
                 raise Timeout(
                     f"{connection.host}:{connection.port} accepted nothing for {send_timeout:g} s",
@@ -331,7 +332,7 @@ async def relay(
         with reading:
             while True:
                 try:
-                    data = bytes(await connection.stream.receive(RECEIVE_SIZE))
+                    data = bytes(await stream.receive(RECEIVE_SIZE))
                 except anyio.EndOfStream:
                     data = b""
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
