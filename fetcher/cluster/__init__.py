@@ -606,6 +606,11 @@ def executor(args: Any, settings: Settings, client: Any = None) -> Callable[...,
             import warcio  # noqa: F401  (the workers need it too: the same environment everywhere)
         except ImportError:
             raise UsageError("--warc-file needs warcio", hint="pip install 'fetcher-rfc1738[warc]'") from None
+    # dask imports numpy, whose OpenBLAS starts a thread per core that spins for work this
+    # process never gives it (about 0.1 s of CPU per run, seen in `perf`): one BLAS thread.
+    # The CLI's process only: a program using the library keeps its own choice.
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
     _import_dask()
 
     def run(urls: Any, destination: Callable[[URL], Path] | None = None, **options: Any) -> Any:
