@@ -89,16 +89,21 @@ def main() -> int:
             remove_tree(work)
             work.mkdir()
 
-        with run_nginx(content, nginx=nginx) as server:
-            url = server.url("/big.bin")
-            fetch = fetch_command()
-            big = {
+        fetch = fetch_command()
+        kind = args.kind
+
+        def big_file(url: str, pace: str) -> Figure:
+            """The big file from `url`, with and without the WARC, in alternated runs."""
+            commands = {
                 "fetcher": [*fetch, "-o", str(work / "big.bin"), url],
                 "fetcher+warc": [*fetch, "-o", str(work / "big.bin"), "--warc-file", str(work / "big"), url],
             }
-            kind = args.kind
-            figure = Figure(f"warc_overhead big ({args.mib} MiB, {kind})", "fetcher+warc <= 1.10 x fetcher")
-            alternate(figure, big, runs=args.runs, before_each=clean)
+            figure = Figure(f"warc_overhead big{pace} ({args.mib} MiB, {kind})", "fetcher+warc <= 1.10 x fetcher")
+            alternate(figure, commands, runs=args.runs, before_each=clean)
+            return figure
+
+        with run_nginx(content, nginx=nginx) as server:
+            figure = big_file(server.url("/big.bin"), "")
             warc = work / "big.warc.gz"
             if warc.exists():
                 figure.notes.append(f"WARC size {warc.stat().st_size / (1 << 20):.1f} MiB")
@@ -108,26 +113,10 @@ def main() -> int:
                 # The same file at a network's pace (nginx limit_rate 110m, about 1 Gbit/s): the
                 # WARC's work (two SHA-1 passes, CRC, write) runs beside the transfer instead of
                 # competing with a loopback transfer that already keeps a core busy.
-                url = server.url("/limited/big.bin")
-                limited = {
-                    "fetcher": [*fetch, "-o", str(work / "big.bin"), url],
-                    "fetcher+warc": [*fetch, "-o", str(work / "big.bin"), "--warc-file", str(work / "big"), url],
-                }
-                figure = Figure(f"warc_overhead big at 110 MiB/s ({args.mib} MiB, {kind})",
-                                "fetcher+warc <= 1.10 x fetcher")  # fmt: skip
-                alternate(figure, limited, runs=args.runs, before_each=clean)
-                figures.append(figure)
+                figures.append(big_file(server.url("/limited/big.bin"), " at 110 MiB/s"))
 
             for rate in filter(None, args.rates.split(",")):
-                url = server.url(f"/rate/big.bin?rate={rate}")
-                paced = {
-                    "fetcher": [*fetch, "-o", str(work / "big.bin"), url],
-                    "fetcher+warc": [*fetch, "-o", str(work / "big.bin"), "--warc-file", str(work / "big"), url],
-                }
-                figure = Figure(f"warc_overhead big at {rate}/s ({args.mib} MiB, {kind})",
-                                "fetcher+warc <= 1.10 x fetcher")  # fmt: skip
-                alternate(figure, paced, runs=args.runs, before_each=clean)
-                figures.append(figure)
+                figures.append(big_file(server.url(f"/rate/big.bin?rate={rate}"), f" at {rate}/s"))
 
             if not args.no_bulk:
                 url_list = content / "urls.txt"
