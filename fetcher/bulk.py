@@ -14,6 +14,7 @@ import json
 import math
 import os
 import signal
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -128,30 +129,43 @@ class Inputs:
 
     The file is opened at once (a missing file is a usage error before
     anything runs) but read as the run takes URLs on (`BulkRun`): its jobs
-    are made a window at a time, never all up front.  `count` is the number
-    of URLs, counted in a first pass only when asked (for the progress bar).
+    are made a window at a time, never all up front.  `countable`: the
+    number of URLs can be known before the run (`count`, a first pass over
+    a regular file); a pipe (`-i <(command)`) is read once, as it comes.
     """
 
-    def __init__(self, args: argparse.Namespace, *, streamed: bool = False, count: bool = False) -> None:
+    def __init__(self, args: argparse.Namespace, *, streamed: bool = False) -> None:
         self.jobs = [Job(text=text, line=None) for text in args.urls]
-        self.count: int | None = None
+        self.countable = True
+        self._name = args.input_file
         self._source: IO[str] | None = None
         if args.input_file == "-" and not streamed:
             self.jobs += [Job(text=text, line=number) for text, number in read_url_lines(sys.stdin)]
         elif args.input_file and args.input_file != "-":
             try:
                 self._source = open(args.input_file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
-                if count:
-                    self.count = len(self.jobs) + sum(1 for _ in read_url_lines(self._source))
-                    self._source.seek(0)
+                self.countable = stat.S_ISREG(os.fstat(self._source.fileno()).st_mode)
             except OSError as error:
                 self.close()
-                raise UsageError(
-                    f"cannot read -i {args.input_file}: {error.strerror or error}",
-                    hint="give a file of URLs, one per line ('-' reads them from stdin)",
-                ) from None
-        if self.count is None and self._source is None:
-            self.count = len(self.jobs)
+                raise self._unreadable(error) from None
+
+    def count(self) -> int:
+        """The number of URLs (a first pass over a regular file; only when `countable`)."""
+        if self._source is None:
+            return len(self.jobs)
+        try:
+            total = len(self.jobs) + sum(1 for _ in read_url_lines(self._source))
+            self._source.seek(0)
+        except OSError as error:
+            self.close()
+            raise self._unreadable(error) from None
+        return total
+
+    def _unreadable(self, error: OSError) -> UsageError:
+        return UsageError(
+            f"cannot read -i {self._name}: {error.strerror or error}",
+            hint="give a file of URLs, one per line ('-' reads them from stdin)",
+        )
 
     def __iter__(self) -> Iterator[Job]:
         yield from self.jobs
@@ -707,6 +721,8 @@ class BulkRun:
                 await aio.checkpoint()
         finally:
             self.feeding = False
+            if not self.args.recursive:  # -r keeps finding URLs; otherwise the total is known now
+                self.progress.total_known()
             if self.pending == 0:
                 self.queue_send.close()
 
@@ -740,6 +756,8 @@ class BulkRun:
         from that descriptor as they come."""
         self._inputs = iter(jobs)
         reading = self._take_inputs(WINDOW)
+        if not reading and stream is None and not self.args.recursive:
+            self.progress.total_known()  # a pipe given to -i that fit in one window
         self.feeding = stream is not None or reading
         if self.fatal is not None:
             raise self.fatal
@@ -805,10 +823,11 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
 
     started = time.monotonic()
     stream = stdin_stream(args)
-    progress = make_progress(args.progress, verbose=args.verbose, growing=bool(args.recursive) or stream is not None)
-    jobs = Inputs(args, streamed=stream is not None, count=progress.shows_total)
-    if jobs.count is not None:
-        progress.expect(jobs.count)
+    jobs = Inputs(args, streamed=stream is not None)
+    growing = bool(args.recursive) or stream is not None or not jobs.countable
+    progress = make_progress(args.progress, verbose=args.verbose, growing=growing)
+    if progress.shows_total and not growing:
+        progress.expect(jobs.count())
     interrupted = False
     try:
         manifest = Manifest(args.manifest)

@@ -263,3 +263,30 @@ def test_interrupt_records_the_input_not_read_yet(
     assert [row["url"] for row in rows] == urls  # one record a line, in order: nothing past the window ran
     assert {row["status"] for row in rows} == {"interrupted"}
     assert all(name.startswith("slow") for name in server.requests)
+
+
+def test_a_pipe_given_to_i_is_read_once_with_the_bar_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    # `fetch -i <(command)`: the list cannot be counted in a first pass (no seeking a pipe); the bar
+    # shows the total so far and the run reads the pipe once, as it comes.
+    import fetcher.bulk as bulk
+
+    monkeypatch.setattr(bulk, "WINDOW", 4)
+    lines = []
+    for index in range(10):
+        (tmp_path / f"f{index}").write_bytes(b"%d\n" % index)
+        lines.append(f"file://{tmp_path}/f{index}")
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, ("\n".join(lines) + "\n").encode()),
+                                              os.close(write_end)))  # fmt: skip
+    writer.start()
+    try:
+        code = main(["-i", f"/dev/fd/{read_end}", "-d", str(tmp_path / "out"), "--progress",
+                     "--manifest", str(tmp_path / "m.jsonl")])  # fmt: skip
+    finally:
+        writer.join()
+        os.close(read_end)
+    assert code == 0, capsysbinary.readouterr().err
+    assert sorted(row["line"] for row in records(tmp_path / "m.jsonl")) == list(range(1, 11))
+    assert (tmp_path / "out" / "f9").read_bytes() == b"9\n"
