@@ -804,8 +804,11 @@ class BulkRun:
             if not job.done:
                 self.finish(job, _record(job, "interrupted", exit_code=130))
         rest, self._inputs = self._inputs, None
-        for job in rest or ():
-            self.finish(job, _record(job, "interrupted", exit_code=130), queued=False)
+        try:
+            for job in rest or ():
+                self.finish(job, _record(job, "interrupted", exit_code=130), queued=False)
+        except OSError as error:  # the list became unreadable: what was read has its records
+            self.progress.log(f"fetch: cannot read -i {self.args.input_file}: {error.strerror or error}")
 
 
 def _summary(totals: Totals, seconds: float) -> str:
