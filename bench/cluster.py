@@ -51,6 +51,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--report", type=Path)
     parser.add_argument("--compare", type=Path, metavar="TREE", help="also run the cluster with PYTHONPATH=TREE")
+    parser.add_argument("--layout", choices=("flat", "tree"), default="flat",
+                        help="every run's --layout (tree: a directory per host, none shared by workers)")  # fmt: skip
     args = parser.parse_args()
     nginx = find_nginx()
     if nginx is None or vsftpd_missing():
@@ -75,7 +77,9 @@ def main() -> int:
         for port in gopher_ports
     ]
     ftp = start_vsftpd(content)
-    figure = Figure(f"cluster ({args.count} URLs over 4 hosts: http, ftp, 2 x gopher)", "cluster <= 1.10 x hand split")
+    shown = ", --layout tree" if args.layout == "tree" else ""
+    title = f"cluster ({args.count} URLs over 4 hosts: http, ftp, 2 x gopher{shown})"
+    figure = Figure(title, "cluster <= 1.10 x hand split")
     try:
         for port in gopher_ports:
             wait_for_port(port)
@@ -95,10 +99,11 @@ def main() -> int:
             for path, half in zip(parts, halves, strict=True):
                 path.write_text("\n".join(half) + "\n")
             out = work / "out"
-            one = fetch_bulk_command(every, out / "one", args.jobs)
+            layout = ["--layout", args.layout]
+            one = [*fetch_bulk_command(every, out / "one", args.jobs), *layout]
             # Both halves at once; the exit status is the first failure's (a bare `wait` would say 0).
             split = "; ".join(
-                f"{shlex.join(fetch_bulk_command(part, out / f'half{n}', args.jobs))} & p{n}=$!"
+                f"{shlex.join([*fetch_bulk_command(part, out / f'half{n}', args.jobs), *layout])} & p{n}=$!"
                 for n, part in enumerate(parts)
             )
             split += "; wait $p0; a=$?; wait $p1; b=$?; [ $a -eq 0 ] && [ $b -eq 0 ]"
@@ -107,6 +112,7 @@ def main() -> int:
                 "hand split (2 processes)": ["sh", "-c", split],
                 f"cluster local:{args.workers}": [
                     *fetch_bulk_command(every, out / "cluster", args.jobs),
+                    *layout,
                     "--cluster",
                     f"local:{args.workers}",
                 ],
