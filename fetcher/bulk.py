@@ -711,6 +711,15 @@ class BulkRun:
         self._inputs = None
         return False
 
+    def _input_ended(self) -> None:
+        """The whole input is read: the total is known (unless -r keeps finding URLs), and a run
+        with nothing under way ends."""
+        self.feeding = False
+        if not self.args.recursive:
+            self.progress.total_known()
+        if self.pending == 0:
+            self.queue_send.close()
+
     async def _feed_inputs(self) -> None:
         """-i FILE: the rest of the list, a window at a time as URLs finish."""
         try:
@@ -720,11 +729,7 @@ class BulkRun:
                     break
                 await aio.checkpoint()
         finally:
-            self.feeding = False
-            if not self.args.recursive:  # -r keeps finding URLs; otherwise the total is known now
-                self.progress.total_known()
-            if self.pending == 0:
-                self.queue_send.close()
+            self._input_ended()
 
     async def _feed(self, fd: int) -> None:
         """-i -: take URLs on as stdin delivers them, so a producer can still be writing
@@ -745,24 +750,19 @@ class BulkRun:
         except OSError as error:
             self.progress.log(f"fetch: cannot read -i -: {error.strerror or error}; the URLs read so far are retrieved")
         finally:
-            self.feeding = False
-            if not self.args.recursive:  # -r keeps finding URLs; otherwise the total is known now
-                self.progress.total_known()
-            if self.pending == 0:
-                self.queue_send.close()
+            self._input_ended()
 
     async def run(self, jobs: Iterable[Job], stream: int | None = None) -> None:
         """Retrieve `jobs` (read a window at a time), and with `stream` (-i -) the URLs read
         from that descriptor as they come."""
         self._inputs = iter(jobs)
+        self.feeding = True
         reading = self._take_inputs(WINDOW)
-        if not reading and stream is None and not self.args.recursive:
-            self.progress.total_known()  # a pipe given to -i that fit in one window
-        self.feeding = stream is not None or reading
+        if not reading and stream is None:
+            self._input_ended()  # it fit in one window
         if self.fatal is not None:
             raise self.fatal
         if self.pending == 0 and not self.feeding:
-            self.queue_send.close()
             return
 
         def on_chunk(url: URL, count: int) -> None:
