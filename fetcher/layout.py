@@ -159,11 +159,8 @@ class Layout:
         """
         if not name or name in (".", "..") or os.sep in name:
             return None
-        text = self._flat_prefix + name
-        digest = name_digest(text)
-        if self._files.has_digest(digest):
+        if not self._files.take(self._flat_prefix + name):
             return None
-        self._files.add_digest(digest)
         return self.root / name
 
     def renamed(self, url: object, path: Path, suggested: str) -> Path:
@@ -207,11 +204,13 @@ class NameSet:
     def __contains__(self, path: object) -> bool:
         return isinstance(path, Path) and name_digest(os.fspath(path)) in self._digests
 
-    def has_digest(self, digest: bytes) -> bool:
-        return digest in self._digests
-
-    def add_digest(self, digest: bytes) -> None:
+    def take(self, text: str) -> bool:
+        """Add the path spelled `text` (as `os.fspath` spells it); False when it was there already."""
+        digest = name_digest(text)
+        if digest in self._digests:
+            return False
         self._digests.add(digest)
+        return True
 
 
 def make_dirs(root: Path, directory: Path) -> None:
