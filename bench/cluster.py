@@ -1,6 +1,6 @@
 """Scale-out: one mixed bulk job on a local Dask cluster, against the hand split and one process.
 
-    python -m bench.cluster [--count 10000] [--runs 3] [--workers 2] [--report DIR] [--compare TREE]
+    python -m bench.cluster [--count 10000] [--runs 3] [--workers 2] [--report DIR] [--compare TREE] [--work DIR]
 
 Four hosts (nginx over HTTP, vsftpd over FTP, two in-repo Gopher servers),
 `--count` URLs spread evenly over them, 4 KiB each.  Three ways to run it:
@@ -14,6 +14,13 @@ Four hosts (nginx over HTTP, vsftpd over FTP, two in-repo Gopher servers),
 `--compare TREE` adds a fourth row, the cluster run of another checkout
 (`PYTHONPATH=TREE`, e.g. `git worktree add /tmp/before HEAD~3`), in the
 same alternated rounds: before/after figures from one sitting.
+
+Output (and the URL lists) go to tmpfs (/dev/shm), as in the other bulk
+benches: on this machine /tmp is ext4 on a virtual disk, where the same
+one-process run's system time varied 0.84 -> 4.3 s (wall 2.66 -> 6.45 s)
+from run to run, so the rows measured the disk's noise, not fetcher; on
+tmpfs the same run is steady (2.38-2.49 s).  `--work DIR` puts them in a
+directory of DIR instead (e.g. a disk, to see what it costs).
 
 The per-URL overhead of the cluster path is (cluster - hand split) / count,
 in wall time and in CPU seconds (user + system of the process tree: the
@@ -53,12 +60,16 @@ def main() -> int:
     parser.add_argument("--compare", type=Path, metavar="TREE", help="also run the cluster with PYTHONPATH=TREE")
     parser.add_argument("--layout", choices=("flat", "tree"), default="flat",
                         help="every run's --layout (tree: a directory per host, none shared by workers)")  # fmt: skip
+    parser.add_argument("--work", type=Path, metavar="DIR",
+                        help="write URL lists and output under DIR (default: tmpfs, /dev/shm)")  # fmt: skip
     args = parser.parse_args()
     nginx = find_nginx()
     if nginx is None or vsftpd_missing():
         sys.exit("needs nginx and vsftpd (apt-get install nginx-light vsftpd) and root")
     content = public_tempdir("fetcher-bench-cluster-")
-    work = Path(tempfile.mkdtemp(prefix="fetcher-bench-cluster-out-"))
+    shm = Path("/dev/shm")
+    parent = args.work if args.work is not None else shm if shm.is_dir() else None
+    work = Path(tempfile.mkdtemp(prefix="fetcher-bench-cluster-out-", dir=parent))
     (content / "files").mkdir(mode=0o755)
     names = 2000
     for index in range(names):
