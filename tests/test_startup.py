@@ -193,3 +193,40 @@ def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:
     names = imported(result.stderr)
     assert "schemes.ftp.lane" in names
     assert heavy_in(names, ("anyio", "h11")) == []
+
+
+# -- the collector: off while the command starts, on while it runs ----------------------------
+
+#: Runs the real entry point with trio.run replaced by a probe that reports the collector's state.
+_GC_PROBE = """
+import gc, sys, trio
+import fetcher.cli as cli
+def probe(*args, **kwargs):
+    print("collector", gc.isenabled(), "frozen", gc.get_freeze_count() > 0, flush=True)
+    return 0
+trio.run = probe
+sys.argv = ["fetch", *sys.argv[1:]]
+cli.entry_point()
+"""
+
+
+def test_command_runs_with_the_collector_on(tmp_path: Path) -> None:
+    # entry_point turns the cyclic collector off for start-up; a run that kept it off
+    # would never free cyclic garbage (a long bulk run would grow without bound).
+    for args in (["file:///dev/null", "-o", str(tmp_path / "null")], ["-i", str(tmp_path / "none.txt"), "-d", "out"]):
+        (tmp_path / "none.txt").write_text("file:///dev/null\n")
+        result = subprocess.run([sys.executable, "-c", _GC_PROBE, *args], capture_output=True, timeout=60, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr[-500:]
+        assert result.stdout.decode().split() == ["collector", "True", "frozen", "True"]
+
+
+def test_main_in_a_program_leaves_the_collector_alone(tmp_path: Path) -> None:
+    # Only the command's own process turns the collector off and freezes start-up's objects.
+    import gc
+
+    from fetcher.cli import main
+
+    frozen = gc.get_freeze_count()
+    assert main(["file:///dev/null", "-o", str(tmp_path / "null")]) == 0
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen
