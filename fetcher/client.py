@@ -276,15 +276,17 @@ class Client:
     def netrc_credentials(self, host: str) -> tuple[str, str | None] | None:
         if not self.settings.use_netrc:
             return None
-        import netrc
-
         if self._netrc is False:
             path = self.settings.netrc_file or os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
-            try:
-                self._netrc = netrc.netrc(path)
-            except (OSError, netrc.NetrcParseError):
-                self._netrc = None
-        if not isinstance(self._netrc, netrc.netrc):
+            self._netrc = None
+            if os.path.isfile(path):  # most machines have none: no netrc (and shlex) import then
+                import netrc
+
+                try:
+                    self._netrc = netrc.netrc(path)
+                except (OSError, netrc.NetrcParseError):
+                    pass
+        if self._netrc is None or isinstance(self._netrc, bool):
             return None
         entry = self._netrc.authenticators(host)
         if entry is None:

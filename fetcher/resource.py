@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
 from . import aio
@@ -14,6 +13,8 @@ from .net import Budget, current_budget
 from .url import URL
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .ratelimit import RateLimiter
     from .tap import Tap
 

@@ -43,9 +43,9 @@ HEAVY_FOR_FILE_BULK = tuple(
 
 #: A plain http: fetch of an address needs HTTP and sockets (trio's own: no anyio), and still none of these.
 HEAVY_FOR_HTTP = ("anyio", "rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
-                  "trustme", "numpy", "certifi", "schemes.ftp", "schemes.gopher", "schemes.nntp", "schemes.wais",
-                  "schemes.prospero", "schemes.telnet", "fetcher.progress", "fetcher.batch", "fetcher.bulk",
-                  "fetcher.mirror", "fetcher.cluster", "fetcher.warc")  # fmt: skip
+                  "trustme", "numpy", "certifi", "netrc", "shlex", "schemes.ftp", "schemes.gopher", "schemes.nntp",
+                  "schemes.wais", "schemes.prospero", "schemes.telnet", "fetcher.progress", "fetcher.batch",
+                  "fetcher.bulk", "fetcher.mirror", "fetcher.cluster", "fetcher.warc")  # fmt: skip
 
 
 def run_logged(*args: str) -> subprocess.CompletedProcess[bytes]:
