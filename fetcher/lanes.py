@@ -20,6 +20,7 @@ resume or a condition stays on the task path.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
@@ -27,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from . import aio
+from . import aio, guard
 from .errors import FetchError
+from .registry import get_handler
 from .url import URL
 
 if TYPE_CHECKING:
@@ -269,8 +271,6 @@ class Lanes:
 
     def key_for(self, url: URL) -> tuple[Hashable, LaneHandler] | None:
         """The lane `url` may take, with its handler, or None for the task path."""
-        from .registry import get_handler
-
         try:
             handler = get_handler(url.scheme)
         except FetchError:
@@ -360,16 +360,16 @@ def admits(url: URL, client: Client, *, resume: bool) -> bool:
     refuses (the task path reports it).  Each handler's `lane_key` adds its
     own conditions.
     """
-    from . import guard, tap
-
     settings = client.settings
+    # No archive records unless fetcher.tap was loaded (its `recording` starts every recorder).
+    tap = sys.modules.get("fetcher.tap")
     if (
         resume
         or settings.max_time
         or settings.max_size is not None
         or settings.limit_rate
         or settings.user is not None
-        or tap.active_recorder() is not None
+        or (tap is not None and tap.active_recorder() is not None)
     ):
         return False
     try:

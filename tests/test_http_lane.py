@@ -181,3 +181,32 @@ async def test_a_reply_cut_short_fails_that_url_and_spares_the_rest(tmp_path: Pa
     assert not (tmp_path / "lane" / "short").exists()  # a failed transfer never looks complete
     assert (tmp_path / "lane" / "short.part").read_bytes() == b"y" * 100  # kept for -C
     assert sum(outcome.ok for outcome in lane.values()) == 20
+
+
+async def test_bodies_in_pieces_whole_and_empty_are_saved_alike(tmp_path: Path) -> None:
+    # A body that came with its head is taken from the buffer as it is; one that arrives
+    # in pieces afterwards is read as it comes; an empty one makes an empty file.
+    server = HTTPTestServer()
+    server.add("/empty", b"")
+    for index in range(6):
+        server.add(f"/whole{index}", _body(index))
+
+    @server.route("/pieces")
+    async def pieces(request: Received, exchange: Exchange) -> None:
+        body = _body(99) * 5
+        await exchange.send(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body))
+        for start in range(0, len(body), 1000):
+            await trio.sleep(0.01)
+            await exchange.send(body[start : start + 1000])
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        urls = [server.url("/empty"), server.url("/pieces")] + [server.url(f"/whole{index}") for index in range(6)]
+        lane, task, lane_requests, _ = await _both(server, urls, tmp_path)
+        nursery.cancel_scope.cancel()
+    assert _seen(lane) == _seen(task)
+    assert all(outcome.ok for outcome in lane.values())
+    assert (tmp_path / "lane" / "empty").read_bytes() == b""
+    assert (tmp_path / "lane" / "pieces").read_bytes() == _body(99) * 5
+    assert (tmp_path / "lane" / "whole5").read_bytes() == _body(5)
+    assert sorted(lane_requests) == sorted("/" + url.split("/", 3)[3] for url in urls)  # each asked for once

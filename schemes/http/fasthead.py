@@ -68,7 +68,8 @@ def parse_head(head: bytes) -> FastResponse | None:
     code = int(status.group(1))
     if code in (204, 304):
         return None
-    fields = FastHeaders((name, value or b"") for name, value in _FIELD_RE.findall(head, start, end))
+    # findall gives b"" for an empty value (a group that matched nothing): the pairs as they are.
+    fields = FastHeaders(_FIELD_RE.findall(head, start, end))
     length: int | None = None
     chunked = False
     keep_alive = True

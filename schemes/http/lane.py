@@ -390,11 +390,20 @@ class _Lane:
             return
         on_chunk = work.on_chunk
         try:
-            async for piece in self._pieces(length):
-                for data in decoder.feed(piece) if decoder is not None else (piece,):
-                    writer.write(data)
+            if decoder is None and len(self.buffer) - self.position >= length:
+                # The whole body came with the head (a small file, most of a bulk run): taken as it is.
+                end = self.position + length
+                if length:
+                    writer.write(bytes(self.buffer[self.position : end]))
                     if on_chunk is not None:
-                        on_chunk(url, len(data))
+                        on_chunk(url, length)
+                self.position = end
+            else:
+                async for piece in self._pieces(length):
+                    for data in decoder.feed(piece) if decoder is not None else (piece,):
+                        writer.write(data)
+                        if on_chunk is not None:
+                            on_chunk(url, len(data))
             if decoder is not None:
                 for data in decoder.flush():
                     writer.write(data)
