@@ -578,7 +578,8 @@ class BulkRun:
                     **common,
                 ),
             )
-            await self._follow_page(job, result.path, result.content_type, str(result.url))
+            if self.mirror is not None:  # -r (a call the other saves skip: one per URL)
+                await self._follow_page(job, result.path, result.content_type, str(result.url))
         elif isinstance(outcome.result, Fetched) and self._not_modified(job, outcome.result):
             self.finish(job, _record(job, "ok", path=str(job.path), bytes=0, change="unchanged", **common))
             await self._follow_page(job, job.path, None, str(job.url))

@@ -13,10 +13,14 @@ from collections import Counter
 from pathlib import Path
 
 import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fetcher import Client
-from fetcher.errors import FetchError
-from schemes.http.lane import DEPTH
+from fetcher.errors import FetchError, LimitExceeded
+from fetcher.settings import Limits
+from schemes.http.lane import DEPTH, _Fields
+from schemes.http.reader import STATUS_OVERHEAD, ReplyReader
 from tests.servers.http_server import Exchange, HTTPTestServer, Received, gzipped, redirect
 
 
@@ -210,3 +214,36 @@ async def test_bodies_in_pieces_whole_and_empty_are_saved_alike(tmp_path: Path) 
     assert (tmp_path / "lane" / "pieces").read_bytes() == _body(99) * 5
     assert (tmp_path / "lane" / "whole5").read_bytes() == _body(5)
     assert sorted(lane_requests) == sorted("/" + url.split("/", 3)[3] for url in urls)  # each asked for once
+
+
+_NAMES = st.sampled_from([b"Content-Type", b"content-type", b"ETAG", b"Last-Modified", b"Content-Encoding",
+                          b"Location", b"Content-Disposition", b"X-Long", b"Server", b"Date"])  # fmt: skip
+
+
+@given(
+    fields=st.lists(st.tuples(_NAMES, st.binary(max_size=40)), max_size=12),
+    reason=st.binary(max_size=10),
+    line_bytes=st.integers(4, 60),
+    header_count=st.integers(0, 12),
+    header_bytes=st.integers(15, 400),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_lanes_one_pass_judges_caps_and_fields_as_the_reader_does(
+    fields: list[tuple[bytes, bytes]], reason: bytes, line_bytes: int, header_count: int, header_bytes: int
+) -> None:
+    # _Fields counts what ReplyReader's caps count in the pass that reads the lane's fields:
+    # a head is taken exactly when accept_head takes it, and the fields read are the last of each.
+    limits = Limits(line_bytes=line_bytes, header_count=header_count, header_bytes=header_bytes)
+    try:
+        ReplyReader("here", limits).accept_head(fields, len(reason))
+        taken = True
+    except LimitExceeded:
+        taken = False
+    counted = _Fields(fields)
+    reader = ReplyReader("here", limits)
+    assert reader.accept_counted(counted.count, STATUS_OVERHEAD + len(reason) + counted.size, counted.longest) is taken
+    assert reader.head_received is taken
+    by_name = {name.lower(): value for name, value in fields}
+    assert counted.etag == (by_name[b"etag"].decode("latin-1") if b"etag" in by_name else None)
+    assert counted.last_modified == by_name.get(b"last-modified")
+    assert counted.content_type == (by_name[b"content-type"].decode("latin-1") if b"content-type" in by_name else None)

@@ -45,7 +45,7 @@ from .connection import HTTPConnection
 from .decoding import decoder_for
 from .fasthead import HEAD_END, lean_request, parse_head
 from .proxy import choose_proxy
-from .reader import ReplyReader
+from .reader import FIELD_OVERHEAD, STATUS_OVERHEAD, ReplyReader
 from .request import build_request, origin_of
 
 if TYPE_CHECKING:
@@ -289,11 +289,10 @@ class _Lane:
         if reply is None or reply.length is None or not reply.keep_alive or status == 206:
             raise _Broken(disable=True)
         self.reader.sent_request()
-        try:
-            self.reader.accept_head(reply.headers, len(reply.reason))
-        except FetchError:
-            raise _Broken(disable=True) from None  # the task path reports the cap
         fields = _Fields(reply.headers)
+        if not self.reader.accept_counted(fields.count, STATUS_OVERHEAD + len(reply.reason) + fields.size,
+                                          fields.longest):  # fmt: skip
+            raise _Broken(disable=True)  # over a cap: the task path reports it
         if status >= 300 and reply.length > rules.ERROR_BODY_LIMIT:
             raise _Broken(disable=True)
         self.position = end + 4
@@ -437,7 +436,8 @@ class _Lane:
 class _Fields:
     """The few header values the lane needs, read from the raw pairs (names compared case-insensitively)."""
 
-    __slots__ = ("codings", "content_type", "disposition", "etag", "last_modified", "location")
+    __slots__ = ("codings", "content_type", "count", "disposition", "etag", "last_modified", "location", "longest",
+                 "size")  # fmt: skip
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         self.codings: list[str] = []
@@ -446,18 +446,34 @@ class _Fields:
         self.location: str | None = None
         self.disposition: str | None = None
         self.etag: str | None = None
+        # What ReplyReader's caps count, in the same pass: fields, their bytes, the longest line.
+        size = longest = 0
         for name, value in raw:
-            lower = name.lower()
-            if lower == b"content-type":
+            line = len(name) + len(value)
+            size += line
+            if line > longest:
+                longest = line
+            kind = _WANTED.get(name.lower())
+            if kind is None:
+                continue
+            if kind == 0:
                 self.content_type = value.decode("latin-1")
-            elif lower == b"last-modified":
+            elif kind == 1:
                 self.last_modified = value
-            elif lower == b"content-encoding":
+            elif kind == 2:
                 self.codings += [c.strip().lower() for c in value.decode("latin-1").split(",") if c.strip()]
-            elif lower == b"location":
+            elif kind == 3:
                 self.location = value.decode("latin-1")
-            elif lower == b"content-disposition":
+            elif kind == 4:
                 self.disposition = value.decode("latin-1")
-            elif lower == b"etag":
+            else:
                 self.etag = value.decode("latin-1")
+        self.count = len(raw)
+        self.size = size + FIELD_OVERHEAD * len(raw)
+        self.longest = longest + FIELD_OVERHEAD if raw else 0
+
+
+#: The fields `_Fields` reads, by lower-cased name.
+_WANTED = {b"content-type": 0, b"last-modified": 1, b"content-encoding": 2, b"location": 3,
+           b"content-disposition": 4, b"etag": 5}  # fmt: skip
 

@@ -114,6 +114,17 @@ class ReplyReader:
         self._charge(fields, STATUS_OVERHEAD + reason_bytes, "response head")
         self.head_received = True
 
+    def accept_counted(self, count: int, size: int, longest: int) -> bool:
+        """A final head whose reader counted it (the lane: `count` fields, `size` bytes with the status
+        line, `longest` bytes in its longest field line): True when `accept_head` would take it."""
+        limits = self.limits
+        if longest > limits.line_bytes or count > limits.header_count or size > limits.header_bytes:
+            return False
+        self._head_fields = count
+        self._head_bytes = size
+        self.head_received = True
+        return True
+
     def _charge(self, fields: Iterable[tuple[bytes, bytes]], base: int, what: str) -> None:
         """Count a head's fields and bytes against the caps (interim heads add up)."""
         limits = self.limits
