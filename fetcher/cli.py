@@ -392,6 +392,10 @@ def entry_point() -> None:
     gc.disable()
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
     status = main()
+    if "distributed" in sys.modules and "fetcher.cluster" in sys.modules:
+        from .cluster import exit_now
+
+        exit_now(status)  # a --cluster run: dask's teardown skipped
     # The run is over and closed what it opened: what is left is modules and their
     # data, which the interpreter's exit would walk once more in a last garbage
     # collection (11-12 ms on this machine, a tenth of a one-URL fetch).  Frozen,

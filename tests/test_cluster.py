@@ -515,6 +515,24 @@ def test_version_imports_no_dask() -> None:
     assert not imported & {"dask", "distributed"}
 
 
+def test_the_cli_imports_distributed_without_numpy() -> None:
+    """`fetch --cluster` keeps numpy out of its process; a library user may still import it afterwards."""
+    script = (
+        "import sys; from fetcher.cluster import _import_dask; d = _import_dask(lean=True); "
+        "print('numpy' in sys.modules, d.Client.__name__, sys.modules.get('numpy', 0) is None); "
+        "import importlib.util; print(importlib.util.find_spec('numpy') is not None)"
+    )
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert shown.stdout.splitlines()[0] == "False Client False"
+    plain = subprocess.run(
+        [sys.executable, "-c", "import sys; from fetcher.cluster import _import_dask; _import_dask(); "
+                               "print('numpy' in sys.modules)"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    if shown.stdout.splitlines()[1] == "True":  # numpy installed: the library call imports it as dask does
+        assert plain.stdout.strip() == "True"
+
+
 def test_cluster_usage_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     def error(*argv: str) -> str:
         assert main([*argv, "http://127.0.0.1:9/x"]) == 2

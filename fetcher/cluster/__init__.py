@@ -35,6 +35,7 @@ import signal
 import sys
 import time
 import uuid
+import weakref
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -46,7 +47,7 @@ import anyio
 import trio
 
 from .. import aio
-from ..batch import Outcomes, _as_async, host_key, outcomes_while
+from ..batch import Outcomes, _as_async, _at_hand, host_key, outcomes_while
 from ..client import Outcome
 from ..errors import FetchError, UsageError
 from ..settings import Settings
@@ -108,7 +109,16 @@ _QUIET_LOCAL = {
 }
 
 
-def _import_dask() -> Any:
+def _import_dask(lean: bool = False) -> Any:
+    """dask.distributed (imported on first use); `lean`: without numpy, when nothing has imported it yet.
+
+    distributed uses numpy, when it can import it, only to allocate the
+    buffers of large messages; this module's messages are small.  Importing
+    numpy (and starting OpenBLAS) is about a quarter of importing
+    distributed: 0.14 s of CPU of the 0.4 s measured on this machine.  The
+    CLI asks for `lean` (its process handles no arrays); a program using
+    the library keeps whatever it imports.
+    """
     try:
         import dask
 
@@ -122,6 +132,15 @@ def _import_dask() -> Any:
             # (the manifest).  DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD
             # set in the environment wins.
             dask.config.set({_START_METHOD: "fork"})
+        if lean and "numpy" not in sys.modules and "distributed" not in sys.modules:
+            sys.modules["numpy"] = None  # type: ignore[assignment]  # `import numpy` raises ImportError
+            try:
+                import distributed
+            except ImportError:
+                pass  # a distributed that needs numpy after all: imported again below, with it
+            finally:
+                if "numpy" in sys.modules and sys.modules["numpy"] is None:
+                    del sys.modules["numpy"]
         import distributed
     except ImportError:
         raise UsageError(
@@ -148,6 +167,8 @@ def connect(target: str | Any) -> tuple[Any, Callable[[bool], None]]:
         logging.getLogger("distributed").setLevel(logging.ERROR)
         import dask
 
+        from .plugin import RunnerPlugin
+
         # The workers are forked from this process: the objects they inherit go to the
         # permanent generation first, so that the workers' collections leave the pages
         # they share with this process alone (a copy-on-write fault for each page written).
@@ -164,10 +185,17 @@ def connect(target: str | Any) -> tuple[Any, Callable[[bool], None]]:
                     processes=True,
                     dashboard_address="127.0.0.1:0",
                     memory_limit=0,  # fetcher streams: no memory manager polling every 100 ms
+                    # Each worker starts with the plugin: no round trip to every worker to
+                    # register it before the first batch (measured: 70 ms of a 0.45 s run).
+                    plugins=(RunnerPlugin(),),
                 )
         finally:
             gc.unfreeze()
-        client = distributed.Client(cluster)
+        # Batches' outcomes come straight from the worker that ran them, not through
+        # the scheduler (which, in this process, would read and send every one again):
+        # measured on the 10,000-URL bench, 0.17 s less CPU in this process.
+        client = distributed.Client(cluster, direct_to_workers=True)
+        _LOCAL[client] = int(value)
 
         def close_local(busy: bool) -> None:
             if busy:
@@ -186,6 +214,27 @@ def connect(target: str | Any) -> tuple[Any, Callable[[bool], None]]:
     except OSError as error:
         raise UsageError(f"--cluster {value}: cannot reach the dask scheduler: {error}", hint=_HINT) from None
     return client, lambda busy: client.close()
+
+
+#: The Clients of the local clusters `connect` started, and their worker counts.
+_LOCAL: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
+def exit_now(code: int) -> None:
+    """End the CLI's process with `code` once a cluster run is over, without the interpreter's teardown.
+
+    With dask and its dependencies loaded, the teardown (module by module,
+    then every object) took 0.1 s of each run here; the cluster is closed by
+    then and the manifest written.  Returns (the ordinary exit follows) if
+    the output cannot be flushed, so that the usual report of that happens.
+    """
+    try:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        return
+    os._exit(code)
 
 
 def worker_settings(settings: Settings) -> Settings:
@@ -386,12 +435,18 @@ def _notes(state: Any, items: list[_Item]) -> dict[str, tuple[float | None, str 
     return notes or None
 
 
-def _prepare(dask: Any) -> Any:
-    """The scheduler's view of its workers; each worker closes its kept Clients when it closes."""
+def _prepare(dask: Any) -> int:
+    """How many batches the workers run at once; each worker closes its kept Clients when it closes.
+
+    A local cluster's workers started with the plugin (`connect`) and have one thread each.
+    """
+    if dask in _LOCAL:
+        return _LOCAL[dask]
     from .plugin import RunnerPlugin
 
     dask.register_plugin(RunnerPlugin())
-    return dask.scheduler_info()
+    info = dask.scheduler_info()
+    return max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
 
 
 @asynccontextmanager
@@ -417,8 +472,7 @@ async def _run(
     fed = trio.Event()
     wake = trio.Event()
     try:
-        info = await trio.to_thread.run_sync(_prepare, dask)
-        slots = max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
+        slots = await trio.to_thread.run_sync(_prepare, dask)
         job_count = jobs or settings.jobs
         # A batch takes hosts enough to keep its -j transfers busy (-j / --per-host),
         # and up to -j hosts when there are more ready than idle workers: the
@@ -488,9 +542,15 @@ async def _run(
                 future.add_done_callback(lambda f, items=items: finished(f, items))
                 wake.set()
 
+        def idle() -> None:
+            # Every URL at hand is in: with no batch running, none of them waits for trickle().
+            if not running:
+                pump()
+
         async def feed() -> None:
             index = 0
-            async for value in _as_async(urls):
+            given = _at_hand(urls, idle) if aio.is_receive_channel(urls) else _as_async(urls)
+            async for value in given:
                 text = str(value)
                 index += 1
                 try:
@@ -611,7 +671,7 @@ def executor(args: Any, settings: Settings, client: Any = None) -> Callable[...,
     # The CLI's process only: a program using the library keeps its own choice.
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
-    _import_dask()
+    _import_dask(lean=True)
 
     def run(urls: Any, destination: Callable[[URL], Path] | None = None, **options: Any) -> Any:
         if output is not None and destination is not None:
