@@ -200,6 +200,15 @@ class Seen:
         """The input line `key` came on first (None: the command line, or found by -r)."""
         return self._lines.get(name_digest(key))
 
+    def first(self, key: str, line: int | None) -> tuple[bool, int | None]:
+        """Add `key` (seen on `line`) unless it was met: (whether it is new, the line it first came on)."""
+        digest = name_digest(key)
+        lines = self._lines
+        if digest in lines:
+            return False, lines[digest]
+        lines[digest] = line
+        return True, line
+
 
 # -- the manifest ---------------------------------------------------------------
 
@@ -385,13 +394,12 @@ class BulkRun:
         if self.fatal is not None:
             return
         key = str(job.url)
-        if key in self.visited:
+        new, line = self.visited.first(key, job.line)
+        if not new:
             if job.parent is None:
-                line = self.visited.line(key)
                 where = f"line {line}" if line is not None else "the command line"
                 self.finish(job, _record(job, "skipped", reason=f"duplicate of {where}"), queued=False)
             return
-        self.visited.add(key, job.line)
         if mask_secrets(key) in self.done:
             self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"), queued=False)
             return

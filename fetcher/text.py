@@ -144,7 +144,7 @@ def fit_name(name: str, limit: int = NAME_MAX) -> str:
     as in `.tar.gz` -> `.gz`) survives so the file still opens with the
     right program.
     """
-    if _name_bytes(name) <= limit:
+    if (len(name) <= limit and name.isascii()) or _name_bytes(name) <= limit:  # ASCII: a byte a character
         return name
     stem, dot, extension = name.rpartition(".")
     if not dot or not stem or _name_bytes(extension) > 16:
