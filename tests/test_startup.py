@@ -140,18 +140,34 @@ def test_file_bulk_imports_no_socket_library(tmp_path: Path) -> None:
     assert heavy_in(names, HEAVY_FOR_FILE_BULK) == []
 
 
-def test_file_content_type_reads_no_system_table() -> None:
+def test_content_types_read_no_system_table_for_common_names() -> None:
     # Python's own table answers the common names; /etc/mime.types is read only for the rest.
     code = (
-        "import mimetypes, schemes.file as f; "
-        "print(f._content_type('/a/b.txt'), f._content_type('/a/B.PNG'), mimetypes.inited); "
-        "print(f._content_type('/a/b.tar.gz'), f._content_type('/a/noext'), mimetypes.inited)"
+        "import mimetypes, schemes.file as f, schemes.ftp.handler as ftp, schemes.gopher.types as g; "
+        "print(f._content_type('/a/b.txt'), f._content_type('/a/B.PNG'), ftp._content_type('c.pdf', 'I'), "
+        "g.content_type_for('d', 'sel/d.zip'), f._content_type('/a/noext'), mimetypes.inited); "
+        "print(f._content_type('/a/b.tar.gz'), mimetypes.inited)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     first, second = result.stdout.splitlines()
-    assert first == "text/plain image/png False"
-    assert second == "application/x-tar None True"
+    assert first == "text/plain image/png application/pdf application/zip None False"
+    assert second == "application/x-tar True"
+
+
+def test_a_names_type_does_not_change_once_the_system_table_is_read() -> None:
+    # mimetypes.init() replaces types_map with Python's table merged with the system's (on
+    # Debian, .xml turns to application/xml): fetcher.mime answers from its own copy.
+    code = (
+        "import mimetypes, fetcher.mime as m; "
+        "before = [m.guess_type(n) for n in ('a.xml', 'b.js', 'c.bmp', 'd.wav')]; "
+        "mimetypes.guess_type('e.unknown-ext'); assert mimetypes.inited; "
+        "after = [m.guess_type(n) for n in ('a.xml', 'b.js', 'c.bmp', 'd.wav')]; "
+        "print(before == after, before[0])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "text/xml"]
 
 
 async def test_http_bulk_lane_needs_no_h11(nursery: trio.Nursery, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ back to the directory PWD named after login before the next URL's CWDs.
 
 from __future__ import annotations
 
-import mimetypes
 import posixpath
 import re
 import weakref
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from fetcher import tap as archive
 from fetcher.client import Session, _bulk_run
 from fetcher.errors import AuthError, LimitExceeded, ProtocolError, UsageError
+from fetcher.mime import guess_type
 from fetcher.net import trace
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.url import URL, FtpURL
@@ -80,7 +80,7 @@ def _wants_facts(session: Session) -> bool:
 
 
 def _content_type(name: str, code: str) -> str:
-    guessed = mimetypes.guess_type(name, strict=False)[0]
+    guessed = guess_type(name, strict=False)
     if guessed:
         return guessed
     return "text/plain" if code == "A" else "application/octet-stream"

@@ -7,9 +7,10 @@ bytes, or nothing because the item is not retrievable), and a MIME type.
 
 from __future__ import annotations
 
-import mimetypes
 from dataclasses import dataclass
 from typing import Literal
+
+from fetcher.mime import guess_type
 
 Reading = Literal["menu", "text", "binary", "none"]
 
@@ -67,5 +68,5 @@ def content_type_for(gtype: str, selector: str) -> str:
     known = item_type(gtype).content_type
     if known is not None:
         return known
-    guessed, _ = mimetypes.guess_type(selector.rsplit("/", 1)[-1], strict=False)
+    guessed = guess_type(selector.rsplit("/", 1)[-1], strict=False)
     return guessed or "application/octet-stream"
