@@ -427,6 +427,52 @@ def _surt(uri: str) -> str:
     return key
 
 
+def cdx_line(record: Any, offset: int, length: int, filename: str) -> str | None:
+    """The CDXJ line (with its newline) of a warcio record at `offset` of `filename`; None for a record
+    a replay never looks up (warcinfo, request, metadata)."""
+    kind = record.rec_type
+    headers = record.rec_headers
+    if kind == "response" and record.http_headers is not None:
+        mime = record.http_headers.get_header("Content-Type")
+    else:
+        mime = record.content_type
+    http = record.http_headers if kind != "resource" else None
+    status = http.get_statuscode() if http is not None else None
+    return _cdx_text(kind, headers.get_header("WARC-Target-URI"), headers.get_header("WARC-Date") or "", mime,
+                     status, headers.get_header("WARC-Payload-Digest"), offset, length, filename)  # fmt: skip
+
+
+def _cdx_text(
+    kind: str, uri: str, date: str, mime: str | None, status: str | None, digest: str | None, offset: int,
+    length: int, filename: str,
+) -> str | None:  # fmt: skip
+    if kind not in ("response", "resource", "revisit"):
+        return None
+    stamp = "".join(ch for ch in date if ch.isdigit())[:14]
+    fields: dict[str, Any] = {"url": uri}
+    fields["mime"] = "warc/revisit" if kind == "revisit" else (mime or "unk").split(";")[0].strip()
+    if status is not None:
+        fields["status"] = status
+    if digest:
+        fields["digest"] = digest
+    fields.update(length=str(length), offset=str(offset), filename=filename)
+    return f"{_surt(uri)} {stamp} {json.dumps(fields, separators=(', ', ': '))}\n"
+
+
+def index_warc(path: Path) -> Iterator[str]:
+    """The CDXJ lines of a WARC file's records, read back (what `--warc-cdx` writes while recording)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    with path.open("rb") as source:
+        records = ArchiveIterator(source)
+        for record in records:
+            offset = records.get_record_offset()
+            record.content_stream().read()  # to the record's end: its length is known then
+            line = cdx_line(record, offset, records.get_record_length(), path.name)
+            if line is not None:
+                yield line
+
+
 def safe_command_line(argv: Sequence[str]) -> str:
     """The command line as a warcinfo shows it: URL passwords masked, -u's password dropped."""
     shown: list[str] = []
@@ -550,33 +596,18 @@ class WarcRecorder:
             self._index_record(record, offset, self._file.tell() - offset)
 
     def _index_record(self, record: Any, offset: int, length: int) -> None:
-        kind = record.rec_type
-        headers = record.rec_headers
-        if kind == "response" and record.http_headers is not None:
-            mime = record.http_headers.get_header("Content-Type")
-        else:
-            mime = record.content_type
-        http = record.http_headers if kind != "resource" else None
-        status = http.get_statuscode() if http is not None else None
-        self._index_line(kind, headers.get_header("WARC-Target-URI"), headers.get_header("WARC-Date") or "",
-                         mime, status, headers.get_header("WARC-Payload-Digest"), offset, length)  # fmt: skip
+        self._write_cdx(cdx_line(record, offset, length, self.paths[-1].name))
 
     def _index_line(
         self, kind: str, uri: str, date: str, mime: str | None, status: str | None, digest: str | None,
         offset: int, length: int,
     ) -> None:  # fmt: skip
-        if self._cdx is None or kind not in ("response", "resource", "revisit"):
-            return
-        stamp = "".join(ch for ch in date if ch.isdigit())[:14]
-        fields: dict[str, Any] = {"url": uri}
-        fields["mime"] = "warc/revisit" if kind == "revisit" else (mime or "unk").split(";")[0].strip()
-        if status is not None:
-            fields["status"] = status
-        if digest:
-            fields["digest"] = digest
-        fields.update(length=str(length), offset=str(offset), filename=self.paths[-1].name)
-        self._cdx.write(f"{_surt(uri)} {stamp} {json.dumps(fields, separators=(', ', ': '))}\n")
-        self._cdx.flush()
+        self._write_cdx(_cdx_text(kind, uri, date, mime, status, digest, offset, length, self.paths[-1].name))
+
+    def _write_cdx(self, line: str | None) -> None:
+        if self._cdx is not None and line is not None:
+            self._cdx.write(line)
+            self._cdx.flush()
 
     def close(self) -> None:
         """Cut an unfinished in-place record, write the captures still waiting, close the files."""

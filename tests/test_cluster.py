@@ -296,8 +296,34 @@ def archived(directory: Path, name: str) -> tuple[Counter[str], list[Path]]:
     return counts, files
 
 
+def indexed(directory: Path, name: str, files: list[Path]) -> list[dict[str, Any]]:
+    """NAME.cdxj of a cluster run, checked: sorted, one line per response, resource or revisit record
+    of `files`, each line's filename, offset and length locating its record."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    lines = (directory / f"{name}.cdxj").read_text().splitlines()
+    assert lines == sorted(lines)
+    entries = [json.loads(line.split(" ", 2)[2]) for line in lines]
+    wanted = Counter[tuple[str, str]]()
+    for path in files:
+        with path.open("rb") as source:
+            for record in ArchiveIterator(source):
+                if record.rec_type in ("response", "resource", "revisit"):
+                    wanted[(path.name, record.rec_headers.get_header("WARC-Target-URI"))] += 1
+    assert Counter((entry["filename"], entry["url"]) for entry in entries) == wanted
+    for entry in entries:
+        with (directory / entry["filename"]).open("rb") as source:
+            source.seek(int(entry["offset"]))
+            record = next(iter(ArchiveIterator(source)))
+            assert record.rec_headers.get_header("WARC-Target-URI") == entry["url"]
+            record.content_stream().read()
+        assert int(entry["length"]) > 0
+    return entries
+
+
 def test_warc_files_on_a_cluster(dask: DaskClient, tmp_path: Path) -> None:
-    """--warc-file: each batch archives into its own files, rotated past --warc-max-size, each URL once."""
+    """--warc-file: each batch archives into its own files, rotated past --warc-max-size, each URL once;
+    --warc-cdx indexes all of them in NAME.cdxj."""
     pytest.importorskip("warcio")
     with Servers() as servers:
         urls = mixed_urls(servers, tmp_path)
@@ -307,7 +333,7 @@ def test_warc_files_on_a_cluster(dask: DaskClient, tmp_path: Path) -> None:
         warc.parent.mkdir()
         code = main(["-i", str(listing), "--no-progress", "--timeout", "5", "--retries", "0", "-j", "4",
                      "-d", str(tmp_path / "out"), "--manifest", str(tmp_path / "m.jsonl"),
-                     "--warc-file", str(warc), "--warc-max-size", "3000",
+                     "--warc-file", str(warc), "--warc-max-size", "3000", "--warc-cdx",
                      "--cluster", dask.scheduler.address])  # fmt: skip
     assert code == 1
     rows = records(tmp_path / "m.jsonl", tmp_path / "out")
@@ -320,7 +346,9 @@ def test_warc_files_on_a_cluster(dask: DaskClient, tmp_path: Path) -> None:
     names = {path.name.rsplit("-", 1)[0] for path in files}
     assert len(names) >= 2 and len(files) > len(names)
     assert all(re.fullmatch(r"crawl-[0-9a-f]{12}-\d{6}-0-\d{5}\.warc\.gz", path.name) for path in files), files
-    assert [p.name for p in warc.parent.iterdir() if not p.name.endswith(".warc.gz")] == []  # staging gone
+    assert {entry["url"] for entry in indexed(warc.parent, "crawl", files)} == set(counts)
+    # Staging is gone: the archive's files and the one index are left.
+    assert [p.name for p in warc.parent.iterdir() if not p.name.endswith(".warc.gz")] == ["crawl.cdxj"]
 
 
 def test_the_library_call_yields_what_client_fetch_all_yields(dask: DaskClient, tmp_path: Path) -> None:
@@ -544,7 +572,7 @@ def test_cluster_usage_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixtur
     assert "implemented for --cluster only" in error("-d", f"file://{tmp_path}/out")
     assert "-r with an fsspec output URL" in error("-r", "-d", f"file://{tmp_path}/out", "--cluster", "local:2")
     warc = ["-d", str(tmp_path), "--warc-file", str(tmp_path / "a"), "--cluster", "local:2"]
-    assert "--warc-cdx and --warc-dedup with --cluster are not implemented" in error(*warc, "--warc-cdx")
+    assert "--warc-dedup with --cluster is not implemented" in error(*warc, "--warc-dedup")
     assert "fetch: --cluster local:zero" in error("-d", str(tmp_path), "--cluster", "local:zero")
     assert not list(tmp_path.iterdir())  # nothing was started, nothing written
 
@@ -684,7 +712,7 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path, archive
         warc.parent.mkdir()
         code = main(["-i", str(listing), "-d", str(tmp_path / "out"), "--manifest", str(manifest), "--no-progress",
                      "--timeout", "5", "-j", "2", "--per-host", "2", "--cluster", dask.scheduler.address,
-                     *(["--warc-file", str(warc)] if archive else [])])  # fmt: skip
+                     *(["--warc-file", str(warc), "--warc-cdx"] if archive else [])])  # fmt: skip
         served = servers.requests()
     assert killed.is_set()
     assert code == 0
@@ -714,3 +742,5 @@ def test_a_killed_worker_loses_nothing(dask: DaskClient, tmp_path: Path, archive
     assert attempts, f"no batch ran twice: {files}"
     for batch in attempts:
         assert any(path.name.split("-")[2] == batch and path.name.endswith("-0.warc.gz") for path in files)
+    # The salvaged file is indexed at the offsets its records have now.
+    assert sorted(entry["url"] for entry in indexed(warc.parent, "crawl", files)) == sorted(urls)

@@ -264,6 +264,12 @@ async def test_rotation_cdx_and_dedup(http: HTTPTestServer, tmp_path: Path) -> N
     index = [line.split(" ", 2) for line in (tmp_path / "run.cdxj").read_text().splitlines()]
     assert [json.loads(fields)["filename"] for _, _, fields in index] == files
     assert json.loads(index[1][2])["mime"] == "warc/revisit"
+    # Read back from the files (a cluster run indexes its batches' files so), the index is the same.
+    from fetcher.warc import index_warc
+
+    assert [line for name in files for line in index_warc(tmp_path / name)] == [
+        line + "\n" for line in (tmp_path / "run.cdxj").read_text().splitlines()
+    ]
 
 
 async def test_bulk_run_archives_every_url(http: HTTPTestServer, tmp_path: Path) -> None:

@@ -175,6 +175,10 @@ async def test_big_records_are_single_gzip_members_readable_by_gzip_tools(http: 
     assert responses[http.url("/text.txt")].raw == TEXT
     assert warc.stat().st_size < len(BIG) + len(TEXT) // 4  # the text was deflated, the noise stored
     assert gzip.decompress(warc.read_bytes()).count(b"WARC/1.1\r\n") == len(records)
+    # Records written in place are indexed at the offsets and lengths a reader finds.
+    from fetcher.warc import index_warc
+
+    assert list(index_warc(warc)) == (tmp_path / "out.cdxj").read_text().splitlines(keepends=True)
     if (gzip_tool := subprocess.run(["gzip", "-t", str(warc)], capture_output=True)).returncode != 127:
         assert gzip_tool.returncode == 0, gzip_tool.stderr
 

@@ -54,7 +54,7 @@ from ..settings import Settings
 from ..sink import Download
 from ..text import mask_secrets
 from ..url import URL, parse_url
-from .archive import WarcTask, warc_task
+from .archive import WarcTask, warc_task, write_index
 from .output import filesystem, is_url, remove_tree
 from .worker import BatchTask, Shipped, _pack_error, _unpack_error, run_batch
 
@@ -354,6 +354,7 @@ def fetch_all(
     output: str | None = None,
     warc_file: str | None = None,
     warc_max_size: int | None = None,
+    warc_cdx: bool = False,
     command_line: list[str] | None = None,
     state: Any = None,
 ) -> Any:
@@ -377,7 +378,8 @@ def fetch_all(
     each file appears there only when complete (`fetcher.cluster.output`).
     `warc_file` (a path every worker reaches) archives every retrieval:
     each batch writes its own `NAME-RUN-BATCH-ATTEMPT.warc.gz`, rotated past
-    `warc_max_size` bytes (`fetcher.cluster.archive`).
+    `warc_max_size` bytes (`fetcher.cluster.archive`); with `warc_cdx`,
+    NAME.cdxj indexes every record of the run, sorted.
 
     `state` is the driving `Client` of a recursive run (`fetch -r`), whose
     per-URL notes (`conditions` and `etags`: -N asks the server whether a
@@ -401,7 +403,7 @@ def fetch_all(
         if is_url(warc_file):
             raise UsageError(f"--warc-file {warc_file}: an fsspec URL for WARC files is not implemented",
                              hint="give a path every worker reaches (local, NFS, a mounted bucket)")  # fmt: skip
-        archive = warc_task(warc_file, run_id, warc_max_size, list(command_line or []))
+        archive = warc_task(warc_file, run_id, warc_max_size, list(command_line or []), cdx=warc_cdx)
     options = _Options(jobs, per_host, destination, resume, retries, on_chunk, host_chunk, output, archive, run_id,
                        state)  # fmt: skip
     return _run(urls, cluster, settings or Settings(), options)
@@ -637,6 +639,8 @@ async def _run(
             if journal_root is not None:
                 await trio.to_thread.run_sync(remove_tree, journal_root)
             if options.archive is not None:
+                if options.archive.cdx:  # what was archived is indexed, an interrupted run's too
+                    await trio.to_thread.run_sync(write_index, options.archive)
                 await trio.to_thread.run_sync(remove_tree, options.archive.staging)
 
 
@@ -657,10 +661,11 @@ def executor(args: Any, settings: Settings, client: Any = None) -> Callable[...,
                     hint="give a directory every worker reaches under the same path (local, NFS, a mounted bucket)",
                 )
     if args.warc_file is not None:
-        if args.warc_cdx or args.warc_dedup:
+        if args.warc_dedup:
             raise UsageError(
-                "--warc-cdx and --warc-dedup with --cluster are not implemented (each batch writes its own WARC files)",
-                hint="index afterwards, e.g. with `cdxj-indexer` over the NAME-*.warc.gz files",
+                "--warc-dedup with --cluster is not implemented (a revisit record needs every payload "
+                "digest archived so far, and each batch archives on its own worker)",
+                hint="archive without --warc-dedup, or run without --cluster",
             )
         try:
             import warcio  # noqa: F401  (the workers need it too: the same environment everywhere)
@@ -683,7 +688,8 @@ def executor(args: Any, settings: Settings, client: Any = None) -> Callable[...,
 
         return fetch_all(
             urls, args.cluster, settings, destination=destination, output=output, warc_file=args.warc_file,
-            warc_max_size=args.warc_max_size, command_line=list(args.argv or []), state=client, **options,
+            warc_max_size=args.warc_max_size, warc_cdx=args.warc_cdx, command_line=list(args.argv or []),
+            state=client, **options,
         )  # fmt: skip
 
     return run

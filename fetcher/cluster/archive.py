@@ -24,6 +24,9 @@ member cut off by the kill, and the capture it belongs to, are dropped.
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import heapq
 import os
 import threading
 import zlib
@@ -51,6 +54,8 @@ class WarcTask:
     staging: str
     max_size: int | None = None
     command_line: list[str] = field(default_factory=list)
+    #: --warc-cdx: each published file is indexed beside it in staging, and the driver merges the indexes.
+    cdx: bool = False
 
 
 class BatchArchive:
@@ -106,6 +111,8 @@ class BatchArchive:
         # reuses a name already published.
         for path in sorted(directory.glob("*.warc.gz")):
             os.replace(path, self.final / path.name)
+            if self.task.cdx:
+                _index_beside(self.final / path.name, Path(self.task.staging) / "cdx")
 
 
 def _members(source: IO[bytes]) -> Iterator[tuple[int, int, bytes]]:
@@ -178,11 +185,62 @@ def _copy(source: IO[bytes], sink: IO[bytes], length: int) -> None:
         length -= len(block)
 
 
-def warc_task(name: str, run_id: str, max_size: int | None, command_line: list[str]) -> WarcTask:
+def warc_task(name: str, run_id: str, max_size: int | None, command_line: list[str], cdx: bool = False) -> WarcTask:
     """The archive settings of a cluster run writing NAME (a path every worker reaches)."""
     base = os.path.abspath(name)
     for suffix in (".warc.gz", ".warc"):
         if base.endswith(suffix):
             base = base[: -len(suffix)]
     staging = os.path.join(os.path.dirname(base), f".fetch-warc-{run_id}")
-    return WarcTask(base=base, run_id=run_id, staging=staging, max_size=max_size, command_line=command_line)
+    return WarcTask(base=base, run_id=run_id, staging=staging, max_size=max_size, command_line=command_line,
+                    cdx=cdx)  # fmt: skip
+
+
+# -- --warc-cdx: one index for the run ----------------------------------------------------------
+
+#: Indexes merged at once (each an open file).
+_FAN_IN = 128
+
+
+def _index_beside(warc: Path, folder: Path) -> None:
+    """`warc`'s CDXJ lines, sorted, in folder/NAME.cdxj (whole or not at all: written aside, then renamed)."""
+    from ..warc import index_warc
+
+    folder.mkdir(parents=True, exist_ok=True)
+    part = folder / f"{warc.name}.cdxj.part"
+    part.write_text("".join(sorted(index_warc(warc))), encoding="utf-8")
+    part.replace(folder / f"{warc.name}.cdxj")
+
+
+def write_index(task: WarcTask) -> Path:
+    """NAME.cdxj for the run: the indexes of every file it published, merged in sort order (as pywb
+    looks lines up).  A file whose worker died before indexing it is indexed now."""
+    final = Path(task.base).parent
+    folder = Path(task.staging) / "cdx"
+    indexes = []
+    for warc in sorted(final.glob(f"{glob.escape(Path(task.base).name)}-{task.run_id}-*.warc.gz")):
+        index = folder / f"{warc.name}.cdxj"
+        if not index.is_file():
+            _index_beside(warc, folder)
+        indexes.append(index)
+    round_number = 0
+    while len(indexes) > _FAN_IN:  # merged a group at a time: never more than _FAN_IN files open
+        round_number += 1
+        merged = []
+        for start in range(0, len(indexes), _FAN_IN):
+            into = folder / f"merge-{round_number}-{start}.cdxj"
+            _merge(indexes[start : start + _FAN_IN], into)
+            merged.append(into)
+        indexes = merged
+    target = Path(task.base + ".cdxj")
+    part = target.with_name(target.name + ".part")
+    _merge(indexes, part)
+    part.replace(target)
+    return target
+
+
+def _merge(indexes: list[Path], into: Path) -> None:
+    with contextlib.ExitStack() as stack:
+        sources = [stack.enter_context(path.open(encoding="utf-8")) for path in indexes]
+        with into.open("w", encoding="utf-8") as out:
+            out.writelines(heapq.merge(*sources))
