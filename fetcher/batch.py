@@ -43,6 +43,9 @@ class Outcomes:
         self._channel = channel
         self._stoppers: list[Callable[[], None]] = []
         self._taken = 0
+        #: Work that completed but whose outcomes never came out because the run was stopped
+        #: (Ctrl-C): a cluster's files saved by batches cut short.  Filled once the block is left.
+        self.saved_when_stopped: list[Outcome] = []
 
     def stop_starting(self) -> None:
         """Start no more URLs: those taken from the input but not started get no outcome.

@@ -574,18 +574,7 @@ class BulkRun:
                 common["change"] = self.mirror.saved(job.url, result.path, result.etag)  # type: ignore[arg-type]
                 if result.etag is not None:
                     common["etag"] = result.etag
-            self.finish(
-                job,
-                _record(
-                    job,
-                    "ok",
-                    bytes=result.bytes,
-                    sha256=result.sha256,
-                    path=self.named(result.path),
-                    content_type=result.content_type,
-                    **common,
-                ),
-            )
+            self.finish(job, self._saved(job, result, common))
             if self.mirror is not None:  # -r (a call the other saves skip: one per URL)
                 await self._follow_page(job, result.path, result.content_type, str(result.url))
         elif isinstance(outcome.result, Fetched) and self._not_modified(job, outcome.result):
@@ -807,8 +796,20 @@ class BulkRun:
         if self.fatal is not None:
             raise self.fatal
 
+    def _saved(self, job: Job, result: Download, common: dict[str, Any]) -> dict[str, Any]:
+        return _record(job, "ok", bytes=result.bytes, sha256=result.sha256, path=self.named(result.path),
+                       content_type=result.content_type, **common)  # fmt: skip
+
     def mark_interrupted(self) -> None:
-        """Ctrl-C: every URL not finished gets its record, those of the input not read yet too."""
+        """Ctrl-C: every URL not finished gets its record, those of the input not read yet too.
+
+        Files the executor completed but could not report (a cluster's batches cut short) are saved ones.
+        """
+        for outcome in getattr(self.outcomes, "saved_when_stopped", ()):
+            job = self.by_url.get(outcome.url)
+            if job is not None and not job.done and isinstance(outcome.result, Download):
+                common = {"attempts": outcome.attempts, "seconds": round(outcome.seconds, 4)}
+                self.finish(job, self._saved(job, outcome.result, common))
         for job in list(self.by_url.values()):
             if not job.done:
                 self.finish(job, _record(job, "interrupted", exit_code=130))

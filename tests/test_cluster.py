@@ -507,9 +507,10 @@ def test_a_local_cluster_from_the_command_line(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_on_a_cluster_run(tmp_path: Path) -> None:
-    """Ctrl-C mid-batch: exit 130, every URL recorded as interrupted, the workers stopped, no traceback."""
+    """Ctrl-C mid-batch: exit 130, a file the batch completed recorded as saved (as a local run records it),
+    the rest as interrupted, the workers stopped, no traceback."""
     listing = tmp_path / "urls.txt"
-    listing.write_text("file:///dev/zero\nfile:///etc/hostname\n")
+    listing.write_text("file:///etc/hostname\nfile:///dev/zero\n")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     child = subprocess.Popen(
         [sys.executable, "-m", "fetcher", "-i", str(listing), "-d", str(tmp_path / "out"), "--no-progress",
@@ -517,20 +518,28 @@ def test_ctrl_c_on_a_cluster_run(tmp_path: Path) -> None:
         stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     part = tmp_path / "out" / "zero.part"
-    for _ in range(600):  # until a worker is mid-batch (writing /dev/zero's endless bytes)
-        if part.exists() and part.stat().st_size > 1 << 20:
+
+    def journaled() -> bool:
+        return any("hostname" in path.read_text() for path in (tmp_path / "out").glob(".fetch-cluster-*/*.jsonl"))
+
+    for _ in range(600):  # until a worker is mid-batch (writing /dev/zero's endless bytes), hostname saved
+        if part.exists() and part.stat().st_size > 1 << 20 and journaled():
             break
         time.sleep(0.1)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
     assert child.returncode == 130, err
     assert "Traceback" not in err
-    assert "fetch: 0 retrieved, 0 failed, 2 interrupted;" in err
+    assert "fetch: 1 retrieved, 0 failed, 1 interrupted;" in err
     assert err.endswith("fetch: interrupted; .part files kept, rerun with -C --skip-done MANIFEST to resume\n")
-    rows = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
-    assert sorted((row["url"], row["status"]) for row in rows) == [
-        ("file:///dev/zero", "interrupted"), ("file:///etc/hostname", "interrupted")
-    ]
+    rows = {row["url"]: row for row in map(json.loads, (tmp_path / "m.jsonl").read_text().splitlines())}
+    assert {url: row["status"] for url, row in rows.items()} == {
+        "file:///etc/hostname": "ok", "file:///dev/zero": "interrupted"
+    }
+    saved = rows["file:///etc/hostname"]
+    assert (tmp_path / "out" / "hostname").read_bytes() == Path("/etc/hostname").read_bytes()
+    assert saved["path"] == str(tmp_path / "out" / "hostname")
+    assert saved["bytes"] == len(Path("/etc/hostname").read_bytes())
     assert not list((tmp_path / "out").glob(".fetch-cluster-*"))
 
 

@@ -473,6 +473,7 @@ async def _run(
     bound: list[tuple[str, str, int | None]] = []
     fed = trio.Event()
     wake = trio.Event()
+    stopped: list[Outcome] | None = None
     try:
         slots = await trio.to_thread.run_sync(_prepare, dask)
         job_count = jobs or settings.jobs
@@ -628,6 +629,7 @@ async def _run(
             nursery.start_soon(collect)
 
         async with outcomes_while(receive, start) as outcomes:
+            stopped = outcomes.saved_when_stopped
             yield outcomes
     finally:
         done_send.close()
@@ -636,12 +638,41 @@ async def _run(
             if busy:
                 await trio.to_thread.run_sync(dask.cancel, list(inflight))
             await trio.to_thread.run_sync(close, busy)
+            if busy and journal_root is not None and stopped is not None:
+                # The workers are stopped: what their journals list is complete and stays, as in a local run.
+                batches = [items for items in inflight.values() if items]
+                stopped += await trio.to_thread.run_sync(_journaled, journal_root, run_id, batches, waiting,
+                                                         output is None)  # fmt: skip
             if journal_root is not None:
                 await trio.to_thread.run_sync(remove_tree, journal_root)
             if options.archive is not None:
                 if options.archive.cdx:  # what was archived is indexed, an interrupted run's too
                     await trio.to_thread.run_sync(write_index, options.archive)
                 await trio.to_thread.run_sync(remove_tree, options.archive.staging)
+
+
+def _journaled(journal_root: str, run_id: str, batches: list[list[_Item]], waiting: dict[int, _Item],
+               local: bool) -> list[Outcome]:  # fmt: skip
+    """The files batches cut short (Ctrl-C) had completed, as their journals list them: saved outcomes."""
+    from .output import Journal
+
+    saved: list[Outcome] = []
+    for items in batches:
+        done = Journal(journal_root, f"{run_id}-{items[0].index}").load()
+        for item in items:
+            entry = done.get(item.text)
+            if entry is None or waiting.pop(item.index, None) is None:
+                continue
+            if local and not Path(entry["path"]).is_file():
+                continue  # removed meanwhile: recorded as interrupted
+            result = Download(
+                url=item.url, path=item.path if item.path is not None else Path(entry["path"]), bytes=entry["bytes"],
+                sha256=entry["sha256"], content_type=entry["content_type"], resumed_from=entry["resumed_from"],
+                filename=entry.get("filename"), etag=entry.get("etag"),
+            )  # fmt: skip
+            saved.append(ClusterOutcome(url=item.text, result=result, attempts=entry["attempts"],
+                                        seconds=entry["seconds"]))  # fmt: skip
+    return saved
 
 
 def executor(args: Any, settings: Settings, client: Any = None) -> Callable[..., Any]:
