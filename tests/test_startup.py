@@ -140,6 +140,13 @@ def test_file_bulk_imports_no_socket_library(tmp_path: Path) -> None:
     assert heavy_in(names, HEAVY_FOR_FILE_BULK) == []
 
 
+def fresh_python(code: str) -> str:
+    """What `code` prints in a new interpreter (nothing imported or initialised before it)."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def test_content_types_read_no_system_table_for_common_names() -> None:
     # Python's own table answers the common names; /etc/mime.types is read only for the rest.
     code = (
@@ -148,9 +155,7 @@ def test_content_types_read_no_system_table_for_common_names() -> None:
         "g.content_type_for('d', 'sel/d.zip'), f._content_type('/a/noext'), mimetypes.inited); "
         "print(f._content_type('/a/b.tar.gz'), mimetypes.inited)"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert result.returncode == 0, result.stderr
-    first, second = result.stdout.splitlines()
+    first, second = fresh_python(code).splitlines()
     assert first == "text/plain image/png application/pdf application/zip None False"
     assert second == "application/x-tar True"
 
@@ -165,9 +170,7 @@ def test_a_names_type_does_not_change_once_the_system_table_is_read() -> None:
         "after = [m.guess_type(n) for n in ('a.xml', 'b.js', 'c.bmp', 'd.wav')]; "
         "print(before == after, before[0])"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["True", "text/xml"]
+    assert fresh_python(code).split() == ["True", "text/xml"]
 
 
 async def test_http_bulk_lane_needs_no_h11(nursery: trio.Nursery, tmp_path: Path) -> None:
