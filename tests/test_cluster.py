@@ -31,7 +31,9 @@ from fetcher import cluster
 from fetcher.cli import main
 from fetcher.client import Client
 from fetcher.cluster.worker import BatchTask, Runner, close_runner, run_batch, runner
+from fetcher.errors import FetchError
 from fetcher.settings import Settings
+from fetcher.url import parse_url
 from tests.servers.common import serving
 from tests.servers.ftp_fake import FakeFtpServer
 from tests.servers.gopher import GopherServer
@@ -383,6 +385,109 @@ def test_the_library_call_yields_what_client_fetch_all_yields(dask: DaskClient, 
     assert spread == local
     assert {row[1] for row in spread.values()} == {"Fetched", "NoneType"}
     assert sum(row[0] for row in spread.values()) == 40
+
+
+def test_urls_read_and_named_while_the_cluster_starts(
+    dask: DaskClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver reads and names the URLs while the cluster starts: here all of them before it is up.
+
+    The cluster comes up only once every URL has its name (a run that did
+    not read on while connecting would wait here in vain); the outcomes and
+    files are those of a local run.
+    """
+    named: list[str] = []
+    all_named = threading.Event()
+    real_connect = cluster.connect
+
+    def late_connect(target: Any) -> Any:
+        assert all_named.wait(30), f"only {len(named)} URLs named before the cluster was up"
+        return real_connect(target)
+
+    monkeypatch.setattr(cluster, "connect", late_connect)
+
+    def naming(root: Path, expected: int, record: bool) -> Any:
+        def destination(url: Any) -> Path:
+            text = str(url)
+            if record:
+                named.append(text)
+                if len(named) == expected:
+                    all_named.set()
+            return root / re.sub(r"[^A-Za-z0-9.]+", "_", text)
+
+        return destination
+
+    async def run(spread: bool, urls: list[str], root: Path, expected: int) -> dict[str, tuple[Any, ...]]:
+        got: dict[str, tuple[Any, ...]] = {}
+        destination = naming(root, expected, spread)
+        settings = Settings(timeout=5)
+        async with (
+            cluster.fetch_all(urls, dask, settings, retries=0, destination=destination)
+            if spread
+            else Client(settings).fetch_all(urls, retries=0, destination=destination)
+        ) as outcomes:
+            async for outcome in outcomes:
+                assert outcome.url not in got
+                path = getattr(outcome.result, "path", None)
+                got[outcome.url] = (
+                    outcome.ok, type(outcome.error).__name__, str(outcome.error) if outcome.error else None,
+                    getattr(outcome.result, "bytes", None), path.name if path else None,
+                    path.read_bytes() if path else None,
+                )  # fmt: skip
+        return got
+
+    with Servers() as servers:
+        urls = mixed_urls(servers, tmp_path)
+        valid = 0
+        for text in urls:
+            try:
+                parse_url(text)
+                valid += 1
+            except FetchError:
+                pass
+        (tmp_path / "local").mkdir()
+        (tmp_path / "spread").mkdir()
+        local = trio.run(run, False, urls, tmp_path / "local", valid)
+        spread = trio.run(run, True, urls, tmp_path / "spread", valid)
+    assert all_named.is_set() and sorted(named) == sorted(u for u in urls if u != "ftp://bad host/")
+    assert set(spread) == set(urls)
+    assert spread == local
+    assert sum(row[0] for row in spread.values()) == 40
+
+
+def test_a_fork_from_another_thread_waits_for_the_trio_threads_step() -> None:
+    """While a run goes on, a fork from another thread (dask forking a worker) happens between trio's steps.
+
+    The step below starts the forking thread, then computes without a
+    checkpoint for a while: without the gate the fork happens mid-step.
+    """
+    log: list[str] = []
+
+    def fork() -> None:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        log.append("forked")
+        os.waitpid(pid, 0)
+
+    async def main() -> None:
+        gate = cluster._ForkGate()
+        trio.lowlevel.add_instrument(gate)
+        cluster._GATES.add(gate)
+        try:
+            thread = threading.Thread(target=fork)
+            thread.start()
+            until = time.monotonic() + 0.3
+            while time.monotonic() < until:
+                pass  # one step: no checkpoint
+            log.append("step over")
+            await trio.to_thread.run_sync(thread.join)
+        finally:
+            cluster._GATES.discard(gate)
+            trio.lowlevel.remove_instrument(gate)
+
+    trio.run(main)
+    assert log == ["step over", "forked"]
 
 
 def test_a_host_never_runs_on_two_workers_at_once(
