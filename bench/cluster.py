@@ -11,7 +11,12 @@ Four hosts (nginx over HTTP, vsftpd over FTP, two in-repo Gopher servers),
 - cluster: `fetch -i ALL -d OUT -j 8 --per-host 8 --cluster local:2` (starting
   the local cluster is part of its time).
 
-`--compare TREE` adds a fourth row, the cluster run of another checkout
+Two more rows run 4 URLs (one per host) in one process and on the
+cluster: their difference is the cluster's fixed cost (importing dask,
+starting and stopping the workers), reported beside the per-URL overhead
+that remains once it is taken off.
+
+`--compare TREE` adds a row, the cluster run of another checkout
 (`PYTHONPATH=TREE`, e.g. `git worktree add /tmp/before HEAD~3`), in the
 same alternated rounds: before/after figures from one sitting.
 
@@ -106,6 +111,8 @@ def main() -> int:
             halves = [[u for i, u in enumerate(urls) if i % 4 < 2], [u for i, u in enumerate(urls) if i % 4 >= 2]]
             every = work / "all.txt"
             every.write_text("\n".join(urls) + "\n")
+            four = work / "four.txt"
+            four.write_text("\n".join(urls[:4]) + "\n")
             parts = [work / "half0.txt", work / "half1.txt"]
             for path, half in zip(parts, halves, strict=True):
                 path.write_text("\n".join(half) + "\n")
@@ -127,6 +134,13 @@ def main() -> int:
                     "--cluster",
                     f"local:{args.workers}",
                 ],
+                "one process, 4 URLs": [*fetch_bulk_command(four, out / "one4", args.jobs), *layout],
+                f"cluster local:{args.workers}, 4 URLs": [
+                    *fetch_bulk_command(four, out / "cluster4", args.jobs),
+                    *layout,
+                    "--cluster",
+                    f"local:{args.workers}",
+                ],
             }
             # Every command runs in `work`, with PYTHONPATH naming the tree it runs: `python -m`
             # puts its working directory first on sys.path, so a run from a checkout would
@@ -136,6 +150,8 @@ def main() -> int:
                 compared = f"cluster local:{args.workers} ({args.compare})"
                 commands[compared] = commands[f"cluster local:{args.workers}"]
                 environments[compared] = {"PYTHONPATH": str(args.compare.resolve())}
+                commands[f"{compared}, 4 URLs"] = commands[f"cluster local:{args.workers}, 4 URLs"]
+                environments[f"{compared}, 4 URLs"] = environments[compared]
             for run in range(args.runs + 1):  # the first round warms the caches and is dropped
                 for name, argv in commands.items():
                     shutil.rmtree(out, ignore_errors=True)
@@ -163,9 +179,19 @@ def main() -> int:
         f"cluster overhead per URL: {(cluster - hand) / args.count * 1e6:.0f} us wall, "
         f"{(cluster_cpu - hand_cpu) / args.count * 1e6:.0f} us CPU"
     )
+    fixed = medians[f"cluster local:{args.workers}, 4 URLs"] - medians["one process, 4 URLs"]
+    fixed_cpu = cpu[f"cluster local:{args.workers}, 4 URLs"] - cpu["one process, 4 URLs"]
+    print(
+        f"cluster fixed cost: {fixed:.2f} s wall ({fixed / hand:.2f} of the hand split), {fixed_cpu:.2f} s CPU; "
+        f"per URL beyond it: {(cluster - hand - fixed) / args.count * 1e6:.0f} us wall, "
+        f"{(cluster_cpu - hand_cpu - fixed_cpu) / args.count * 1e6:.0f} us CPU"
+    )
     if args.compare is not None:
         name = f"cluster local:{args.workers} ({args.compare})"
         print(f"{args.compare} cluster / hand split: {medians[name] / hand:.2f} (CPU {cpu[name] / hand_cpu:.2f})")
+        small = medians[f"{name}, 4 URLs"] - medians["one process, 4 URLs"]
+        small_cpu = cpu[f"{name}, 4 URLs"] - cpu["one process, 4 URLs"]
+        print(f"{args.compare} cluster fixed cost: {small:.2f} s wall, {small_cpu:.2f} s CPU")
     if args.report is not None:
         write_report([figure], args.report)
     return 0
