@@ -31,6 +31,7 @@ import itertools
 import logging
 import math
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -57,7 +58,7 @@ from ..text import mask_secrets
 from ..url import URL, parse_url
 from .archive import WarcTask, warc_task, write_index
 from .output import filesystem, is_url, remove_tree
-from .worker import BatchTask, Shipped, _pack_error, _unpack_error, run_batch
+from .worker import BatchTask, Shipped, _pack_error, _unpack_error, run_batch_packed
 
 #: URLs of one host in its first batch (later ones grow: see `_Shards`).
 HOST_CHUNK = 50
@@ -311,8 +312,6 @@ def exit_now(code: int) -> None:
 def worker_settings(settings: Settings) -> Settings:
     """The settings a worker gets: everything but the terminal prompt (a worker has no terminal)."""
     shipped = dataclasses.replace(settings, prompt=None)
-    import pickle
-
     try:
         pickle.dumps(shipped)
     except Exception as error:
@@ -565,7 +564,7 @@ async def _run(
             # outcomes travel back), then the outcomes go to the trio loop.
             try:
                 token.run_sync_soon(release, future, items)
-                value: Any = future.result()
+                value: Any = pickle.loads(future.result())  # (in this thread, not in the trio loop)
             except trio.RunFinishedError:
                 return
             except BaseException as error:
@@ -615,7 +614,7 @@ async def _run(
                     resume=resume, retries=retries, journal=journal_root, output=output, warc=options.archive,
                     run_id=run_id, notes=_notes(options.state, items),
                 )  # fmt: skip
-                future = dask.submit(run_batch, task, pure=False, key=f"fetch-batch-{task.batch_id}")
+                future = dask.submit(run_batch_packed, task, pure=False, key=f"fetch-batch-{task.batch_id}")
                 inflight[future] = items
                 running.add(future)
                 future.add_done_callback(lambda f, items=items: finished(f, items))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 import shutil
 import tempfile
 import threading
@@ -123,6 +124,17 @@ def run_batch(task: BatchTask) -> list[Shipped]:
 
     with BatchArchive(task.warc, task.batch_id) as archive:
         return trio.run(_run_batch, task, archive, None)
+
+
+def run_batch_packed(task: BatchTask) -> bytes:
+    """`run_batch` as the driver submits it: the batch's outcomes pickled in one piece.
+
+    dask serializes a returned list item by item, each with a header of its
+    own: measured on 1,600 outcomes, 9 us each on the worker and 2.5-3 us in
+    the driver, against 1 and 0.6 us for the one piece (`fetcher.cluster`
+    unpickles it).
+    """
+    return pickle.dumps(run_batch(task), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 @dataclass
