@@ -369,9 +369,9 @@ async def test_dangerous_redirects_are_refused_without_connecting(
     attempts: list[tuple[str, int]] = []
     real = fetcher.net.dial
 
-    async def recording(host: str, port: int) -> tuple[anyio.abc.SocketStream, socket.socket | None]:
+    async def recording(host: str, port: int, **options: float) -> tuple[anyio.abc.SocketStream, socket.socket | None]:
         attempts.append((host, port))
-        return await real(host, port)
+        return await real(host, port, **options)
 
     monkeypatch.setattr(fetcher.net, "dial", recording)  # what fetcher.net.open_connection dials with
     async with Client() as client:

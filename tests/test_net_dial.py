@@ -114,3 +114,25 @@ async def test_dial_gives_the_plain_socket_of_an_address(listener: socket.socket
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
     finally:
         sock.close()
+
+
+async def test_a_handshake_that_does_not_complete_times_out() -> None:
+    # A listener whose accept queue is full drops new SYNs: the connect must wait for
+    # writability, and only that wait is bounded (the handshake usually ends in the call).
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = _port(server)
+    queued = []
+    try:
+        for _ in range(4):  # fill the accept queue (nobody accepts)
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            queued.append(filler)
+        with pytest.raises(Timeout, match=rf"connecting to 127\.0\.0\.1:{port} took longer than 0\.3 s"):
+            await open_connection("127.0.0.1", port, scheme="http", connect_timeout=0.3)
+    finally:
+        for filler in queued:
+            filler.close()
+        server.close()
