@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
 from . import aio, guard
+from .client import Fetched, Outcome
 from .errors import FetchError
 from .registry import get_handler
+from .sink import BodyWriter, check_length
 from .url import URL
 
 if TYPE_CHECKING:
-    from .client import Client, Fetched, Outcome
+    from .client import Client
     from .resource import Resource
     from .sink import Download
 
@@ -131,8 +133,6 @@ class LaneWork:
         self.lanes.disabled.add(self.key)
 
     async def done(self, item: LaneItem, result: Fetched | Download) -> None:
-        from .client import Outcome
-
         await self._emit(Outcome(url=item.text, result=result, seconds=time.monotonic() - item.started))
 
     async def failed(self, item: LaneItem, error: FetchError) -> None:
@@ -140,8 +140,6 @@ class LaneWork:
         if error.transient and self.lanes.retries > 0:
             await self.general(item, first_error=error)
             return
-        from .client import Outcome
-
         try:
             self.path(item)  # named, as the task path names it before asking (manifest `target`)
         except FetchError:
@@ -156,8 +154,6 @@ class LaneWork:
         `first_error`: the lane's attempt failed so; `redirect`: it was answered
         with a redirect to there, which the task path follows.
         """
-        from .client import Outcome
-
         outcome = Outcome(url=item.text)
         started = item.started or time.monotonic()
         try:
@@ -417,9 +413,6 @@ async def deliver(
     and before the failure is reported (and perhaps retried on the task
     path): a lane gives back a connection there that the retry can reuse.
     """
-    from .client import Fetched
-    from .sink import BodyWriter, check_length
-
     if resource.kind != "document":
         await resource.aclose()
         await work.done(item, Fetched.without_body(resource))
