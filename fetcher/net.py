@@ -274,17 +274,27 @@ async def _connect_literal(family: socket.AddressFamily, host: str, port: int, d
         await trio.lowlevel.checkpoint_if_cancelled()
         code = sock.connect_ex((host, port))
         if code == errno.EINPROGRESS:
-            code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-            if code == 0 and not _connected(sock):
-                with fail_at(deadline):
-                    await trio.lowlevel.wait_writable(sock)
+            if _connected(sock):  # the handshake ended within the call: no error to ask for
+                code = 0
+            else:  # an error already, or the wait for the handshake and then its outcome
                 code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if code == 0:
+                    with fail_at(deadline):
+                        await trio.lowlevel.wait_writable(sock)
+                    code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if code:
             raise OSError(code, os.strerror(code))
     except BaseException:
         _close_socket(sock)
         raise
     return sock
+
+
+async def _scheduling_point() -> None:
+    """Let the other trio tasks run once (no cancellation point: the caller has not waited yet)."""
+    import trio
+
+    await trio.lowlevel.cancel_shielded_checkpoint()
 
 
 def _connected(sock: socket.socket) -> bool:
@@ -487,21 +497,17 @@ class Connection:
         tried = False
         if raw is not None and _direct_left > 0:
             _direct_left -= 1
-            try:
-                data = raw.recv(max_bytes)
-            except BlockingIOError:
-                tried = True  # nothing there yet: wait for it below, under the timeouts
-            except OSError as error:
-                raise self._broken(error) from None
-            else:
-                # As `_count`, with no time spent waiting for the server (the socket had the bytes).
-                count = len(data)
-                self._received += count
-                if budget is not None:
-                    budget.account(count, 0.0)
-                if not count:
-                    self._eof = True
-                return data
+            direct = self._direct_read(raw, max_bytes, budget)
+            if direct is not None:
+                return direct
+            # Nothing there yet.  The other tasks run once (a bulk run's other transfers),
+            # then the socket is asked again: the reply has usually come meanwhile, and the
+            # wait below (a cancel scope, an epoll registration, a wake-up) is not needed.
+            await _scheduling_point()
+            direct = self._direct_read(raw, max_bytes, budget)
+            if direct is not None:
+                return direct
+            tried = True  # still nothing: wait for it below, under the timeouts
         _direct_left = DIRECT_RUN
         started = aio.current_time()
         until, why = self._read_until(budget, started)
@@ -524,6 +530,22 @@ class Connection:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
             raise self._broken(error) from None
         self._count(len(data), budget, started)
+        return data
+
+    def _direct_read(self, raw: socket.socket, max_bytes: int, budget: Budget | None) -> bytes | None:
+        """What the socket has now, counted as `_count` counts it (no time spent waiting); None: nothing yet."""
+        try:
+            data = raw.recv(max_bytes)
+        except BlockingIOError:
+            return None
+        except OSError as error:
+            raise self._broken(error) from None
+        count = len(data)
+        self._received += count
+        if budget is not None:
+            budget.account(count, 0.0)
+        if not count:
+            self._eof = True
         return data
 
     async def _receive_raw(self, raw: socket.socket, max_bytes: int, until: float, tried: bool) -> bytes | None:

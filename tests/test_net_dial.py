@@ -136,3 +136,42 @@ async def test_a_handshake_that_does_not_complete_times_out() -> None:
         for filler in queued:
             filler.close()
         server.close()
+
+
+async def test_a_reply_that_comes_while_other_tasks_run_is_read_without_a_wait(
+    listener: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A read that finds nothing lets the other tasks run once and asks again before it
+    # waits: in a bulk run the reply has usually come by then (no scope, no epoll wait).
+    connection = await open_connection("127.0.0.1", _port(listener), scheme="gopher")
+    peer, _ = listener.accept()
+    waits: list[int] = []
+    real = fetcher.net.Connection._receive_raw
+
+    async def counted(self: fetcher.net.Connection, *args: object) -> bytes | None:
+        waits.append(1)
+        return await real(self, *args)  # type: ignore[arg-type]
+
+    async def others_run_and_the_server_answers() -> None:
+        peer.sendall(b"the reply")
+
+    monkeypatch.setattr(fetcher.net.Connection, "_receive_raw", counted)
+    monkeypatch.setattr(fetcher.net, "_direct_left", fetcher.net.DIRECT_RUN)  # a direct read is due
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(fetcher.net, "_scheduling_point", others_run_and_the_server_answers)
+            assert await connection.receive_some() == b"the reply"
+        assert waits == []
+        # Nothing there even then: the read waits, under its timeouts, as before.
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_send_later, peer, b"later")
+            assert await connection.receive_some() == b"later"
+        assert waits == [1]
+    finally:
+        peer.close()
+        await connection.aclose()
+
+
+async def _send_later(peer: socket.socket, data: bytes) -> None:
+    await trio.sleep(0.05)
+    peer.sendall(data)

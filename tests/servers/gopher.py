@@ -228,8 +228,11 @@ def _form_reply(request: Request) -> bytes:
 
 class GopherServer:
     def __init__(self, routes: dict[bytes, Route] | None = None, *, tls: ssl.SSLContext | None = None,
-                 host: str = "127.0.0.1", missing: Missing = "pygopherd") -> None:  # fmt: skip
+                 host: str = "127.0.0.1", missing: Missing = "pygopherd", record: bool = True) -> None:  # fmt: skip
         self.extra_routes = routes or {}
+        #: Keep every request in `requests` (tests read them); a bench's server, serving tens of
+        #: thousands, keeps none: a growing list slowed its later replies (and the tools' figures).
+        self.record = record
         self.missing = missing
         self.tls = tls
         self.host = host
@@ -265,7 +268,8 @@ class GopherServer:
             request = await self._read_request(stream)
             if request is None:
                 return
-            self.requests.append(request)
+            if self.record:
+                self.requests.append(request)
             await self._send(stream, raw_stream, self.reply_for(request))
         except (trio.BrokenResourceError, trio.ClosedResourceError, ssl.SSLError):
             pass
@@ -337,7 +341,7 @@ class Items:
 
 
 async def _serve_forever(port: int, items: int) -> None:
-    server = GopherServer(Items(items).routes())
+    server = GopherServer(Items(items).routes(), record=False)
     server.port = port
     await trio.serve_tcp(server.handle, port, host="127.0.0.1", backlog=1024)
 
