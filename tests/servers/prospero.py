@@ -356,7 +356,15 @@ def ftp_server(root: Path) -> Iterator[int]:
     authorizer.add_anonymous(str(root), perm="elr")
     Handler.authorizer = authorizer
     Handler.banner = "prospero test ftp ready"
-    server = FTPServer(("127.0.0.1", 0), Handler)
+    class Server(FTPServer):  # type: ignore[misc]
+        # serve_forever starts by logging `address`, read from the socket: a test that ends
+        # before the thread gets there closed it, and the thread died on getsockname().
+        @property
+        def address(self) -> tuple[str, int]:
+            return bound
+
+    server = Server(("127.0.0.1", 0), Handler)
+    bound: tuple[str, int] = server.socket.getsockname()[:2]
     thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.2}, daemon=True)
     thread.start()
     try:
