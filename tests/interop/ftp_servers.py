@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.interop.processes import Server, free_port
+from tests.servers.common import pyftpdlib_server
 
 USER = "fetchuser"
 PASSWORD = "s3cret"
@@ -47,7 +48,6 @@ class PyFtpd:
     ) -> None:
         from pyftpdlib.authorizers import DummyAuthorizer
         from pyftpdlib.handlers import FTPHandler
-        from pyftpdlib.servers import FTPServer
 
         #: One list of command lines per control connection, in connection order.
         self.sessions: list[list[str]] = []
@@ -81,11 +81,7 @@ class PyFtpd:
         Recording.use_sendfile = True
         if tls is not None:
             Recording.certfile, Recording.keyfile = tls
-        from pyftpdlib.ioloop import IOLoop
-
-        # A private IOLoop: the default is a process-wide singleton, and
-        # close_all() on it would close every other instance's sockets too.
-        self.server = FTPServer(("127.0.0.1", 0), Recording, ioloop=IOLoop())
+        self.server = pyftpdlib_server(Recording)
         self.port: int = self.server.socket.getsockname()[1]
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"timeout": 0.05}, daemon=True)
 

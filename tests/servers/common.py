@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import trio
 
@@ -28,3 +28,25 @@ async def serving(server: ServerT) -> AsyncIterator[ServerT]:
             yield server
         finally:
             nursery.cancel_scope.cancel()
+
+
+def pyftpdlib_server(handler: type) -> Any:
+    """A pyftpdlib FTPServer on 127.0.0.1 with an IOLoop of its own and its bound address fixed.
+
+    Its own IOLoop: the default is process-wide, and close_all() on it would
+    close every other instance's sockets.  The fixed address: serve_forever
+    starts by logging `address`, read from the socket; a test that stopped
+    the server before its thread got there had closed that socket, and the
+    thread died on getsockname().
+    """
+    from pyftpdlib.ioloop import IOLoop
+    from pyftpdlib.servers import FTPServer
+
+    class Server(FTPServer):  # type: ignore[misc]
+        @property
+        def address(self) -> tuple[str, int]:
+            return bound
+
+    server = Server(("127.0.0.1", 0), handler, ioloop=IOLoop())
+    bound: tuple[str, int] = server.socket.getsockname()[:2]
+    return server

@@ -21,6 +21,7 @@ from pathlib import Path
 import trio
 
 from schemes.prospero import ardp, protocol
+from tests.servers.common import pyftpdlib_server
 
 q = protocol.quote
 
@@ -347,7 +348,6 @@ def ftp_server(root: Path) -> Iterator[int]:
     """pyftpdlib, anonymous read-only on `root`, in a thread on 127.0.0.1; yields the port."""
     from pyftpdlib.authorizers import DummyAuthorizer
     from pyftpdlib.handlers import FTPHandler
-    from pyftpdlib.servers import FTPServer
 
     class Handler(FTPHandler):  # type: ignore[misc]
         pass
@@ -356,15 +356,7 @@ def ftp_server(root: Path) -> Iterator[int]:
     authorizer.add_anonymous(str(root), perm="elr")
     Handler.authorizer = authorizer
     Handler.banner = "prospero test ftp ready"
-    class Server(FTPServer):  # type: ignore[misc]
-        # serve_forever starts by logging `address`, read from the socket: a test that ends
-        # before the thread gets there closed it, and the thread died on getsockname().
-        @property
-        def address(self) -> tuple[str, int]:
-            return bound
-
-    server = Server(("127.0.0.1", 0), Handler)
-    bound: tuple[str, int] = server.socket.getsockname()[:2]
+    server = pyftpdlib_server(Handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"timeout": 0.2}, daemon=True)
     thread.start()
     try:
