@@ -592,22 +592,25 @@ class WarcRecorder:
             self._writing = False
         self._whole = self._file.tell()
         self.records += 1
-        if self._cdx is not None:
-            self._index_record(record, offset, self._file.tell() - offset)
+        self._index_record(record, offset, self._file.tell() - offset)
 
     def _index_record(self, record: Any, offset: int, length: int) -> None:
-        self._write_cdx(cdx_line(record, offset, length, self.paths[-1].name))
+        if self._cdx is not None:  # (the line is made only for an index)
+            self._write_cdx(self._cdx, cdx_line(record, offset, length, self.paths[-1].name))
 
     def _index_line(
         self, kind: str, uri: str, date: str, mime: str | None, status: str | None, digest: str | None,
         offset: int, length: int,
     ) -> None:  # fmt: skip
-        self._write_cdx(_cdx_text(kind, uri, date, mime, status, digest, offset, length, self.paths[-1].name))
+        if self._cdx is not None:
+            self._write_cdx(self._cdx, _cdx_text(kind, uri, date, mime, status, digest, offset, length,
+                                                 self.paths[-1].name))  # fmt: skip
 
-    def _write_cdx(self, line: str | None) -> None:
-        if self._cdx is not None and line is not None:
-            self._cdx.write(line)
-            self._cdx.flush()
+    @staticmethod
+    def _write_cdx(cdx: IO[str], line: str | None) -> None:
+        if line is not None:
+            cdx.write(line)
+            cdx.flush()
 
     def close(self) -> None:
         """Cut an unfinished in-place record, write the captures still waiting, close the files."""
