@@ -608,7 +608,7 @@ async def _run(
                     journal.mkdir(parents=True, exist_ok=True)
                     journal_root = str(journal)
                 task = BatchTask(
-                    batch_id=f"{run_id}-{items[0].index}", items=[(item.text, _shipped_path(item.path, output))
+                    batch_id=_batch_id(run_id, items), items=[(item.text, _shipped_path(item.path, output))
                                                                   for item in items],
                     settings=batch_settings, jobs=job_count, per_host=per_host or settings.per_host,
                     resume=resume, retries=retries, journal=journal_root, output=output, warc=options.archive,
@@ -741,25 +741,26 @@ async def _run(
                 await trio.to_thread.run_sync(remove_tree, options.archive.staging)
 
 
+def _batch_id(run_id: str, items: list[_Item]) -> str:
+    """A batch's name (its journal's, its WARC files'): the run, and the input number of its first URL."""
+    return f"{run_id}-{items[0].index}"
+
+
 def _journaled(journal_root: str, run_id: str, batches: list[list[_Item]], waiting: dict[int, _Item],
                local: bool) -> list[Outcome]:  # fmt: skip
     """The files batches cut short (Ctrl-C) had completed, as their journals list them: saved outcomes."""
-    from .output import Journal
+    from .output import Journal, journaled_download
 
     saved: list[Outcome] = []
     for items in batches:
-        done = Journal(journal_root, f"{run_id}-{items[0].index}").load()
+        done = Journal(journal_root, _batch_id(run_id, items)).load()
         for item in items:
             entry = done.get(item.text)
             if entry is None or waiting.pop(item.index, None) is None:
                 continue
             if local and not Path(entry["path"]).is_file():
                 continue  # removed meanwhile: recorded as interrupted
-            result = Download(
-                url=item.url, path=item.path if item.path is not None else Path(entry["path"]), bytes=entry["bytes"],
-                sha256=entry["sha256"], content_type=entry["content_type"], resumed_from=entry["resumed_from"],
-                filename=entry.get("filename"), etag=entry.get("etag"),
-            )  # fmt: skip
+            result = journaled_download(entry, item.url, item.path)
             saved.append(ClusterOutcome(url=item.text, result=result, attempts=entry["attempts"],
                                         seconds=entry["seconds"]))  # fmt: skip
     return saved

@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..sink import Download
 from ..text import mask_secrets
+from ..url import URL
 
 #: Bytes copied at a time from a staged file to the output.
 BLOCK = 1 << 20
@@ -111,6 +113,15 @@ def upload(fs: Any, local: Path, remote: str) -> None:
     except BaseException:
         target.discard()
         raise
+
+
+def journaled_download(entry: dict[str, Any], url: URL, path: Path | None = None) -> Download:
+    """The saved file a `Journal` entry stands for; `path`: the caller's name for it (else the entry's)."""
+    return Download(
+        url=url, path=path if path is not None else Path(entry["path"]), bytes=entry["bytes"],
+        sha256=entry["sha256"], content_type=entry["content_type"], resumed_from=entry["resumed_from"],
+        filename=entry.get("filename"), etag=entry.get("etag"),
+    )  # fmt: skip
 
 
 class Journal:

@@ -37,7 +37,7 @@ from ..errors import FetchError, OutputError
 from ..settings import Settings
 from ..sink import Download
 from ..url import URL, parse_url
-from .output import Journal, filesystem, parallel_uploads, upload
+from .output import Journal, filesystem, journaled_download, parallel_uploads, upload
 
 
 @dataclass
@@ -262,11 +262,7 @@ async def _run_batch(task: BatchTask, archive: Any, client: Client | None) -> li
         entry = done.get(text)
         if entry is not None and (fs is not None or Path(entry["path"]).is_file()):
             # Completed by an earlier run of this batch, on a worker that died.
-            saved = Download(
-                url=parse_url(text), path=Path(entry["path"]), bytes=entry["bytes"], sha256=entry["sha256"],
-                content_type=entry["content_type"], resumed_from=entry["resumed_from"],
-                filename=entry.get("filename"), etag=entry.get("etag"),
-            )  # fmt: skip
+            saved = journaled_download(entry, parse_url(text))
             shipped.append(Shipped(text, _pack(saved), None, entry["attempts"], entry["seconds"], worker, time.time()))
             continue
         todo.append(text)
