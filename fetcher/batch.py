@@ -92,6 +92,7 @@ class FetchAll:
         resume: bool,
         retries: int,
         on_chunk: Callable[[URL, int], None] | None,
+        digest: bool = True,
     ) -> None:
         self._client = client
         self._urls = urls
@@ -101,6 +102,7 @@ class FetchAll:
         self._resume = resume
         self._retries = retries
         self._on_chunk = on_chunk
+        self._digest = digest
         self._manager: AbstractAsyncContextManager[Outcomes] | None = None
 
     def __aiter__(self) -> AsyncIterator[Outcome]:
@@ -145,13 +147,14 @@ class FetchAll:
             url: URL, outcome: Outcome, first_error: FetchError | None = None, redirect: URL | None = None
         ) -> Fetched | Download:
             return await client._with_retries(url, outcome, self._destination, self._resume, self._retries,
-                                              self._on_chunk, first_error=first_error, redirect=redirect)  # fmt: skip
+                                              self._on_chunk, first_error=first_error, redirect=redirect,
+                                              digest=self._digest)  # fmt: skip
 
         lanes = None
         if self._destination is not None:
             lanes = Lanes(client, job_limit=job_limit, host_limit=host_limit, per_host=self._per_host,
                           destination=self._destination, resume=self._resume, retries=self._retries,
-                          on_chunk=self._on_chunk, general=general)  # fmt: skip
+                          on_chunk=self._on_chunk, general=general, digest=self._digest)  # fmt: skip
 
         async def run_one(text: URL | str, url: URL | None, results: aio.SendChannel[Outcome]) -> None:
             _bulk_run.set(True)

@@ -776,6 +776,9 @@ class BulkRun:
                 made.add(parent)
             return path
 
+        options: dict[str, Any] = {}
+        if self.fetch_all == self.client.fetch_all and not self.manifest.path:
+            options["digest"] = False  # only the manifest shows a file's SHA-256: none is computed for nothing
         async with aio.open_nursery() as feeding:
             if stream is not None:
                 feeding.start_soon(self._feed, stream)
@@ -788,6 +791,7 @@ class BulkRun:
                 destination=destination,
                 resume=self.args.resume,
                 on_chunk=on_chunk,
+                **options,
             ) as outcomes:
                 self.outcomes = outcomes
                 async for outcome in outcomes:

@@ -76,6 +76,8 @@ class LaneWork:
         self.client = lanes.client
         self.destination = lanes.destination
         self.on_chunk = lanes.on_chunk
+        #: Whether documents get their SHA-256 (`Client.fetch_all`'s `digest`).
+        self.digest = lanes.digest
         self._results = results
         self.retired = False
         #: The per-host slot this worker holds (set when it starts).
@@ -185,8 +187,10 @@ class Lanes:
         retries: int,
         on_chunk: Callable[[URL, int], None] | None,
         general: Callable[[URL, Outcome, FetchError | None, URL | None], Awaitable[Fetched | Download]],
+        digest: bool = True,
     ) -> None:
         self.client = client
+        self.digest = digest
         self.job_limit = job_limit
         self.host_limit = host_limit
         self.per_host = per_host
@@ -420,7 +424,7 @@ async def deliver(
     url = item.url
     on_chunk = work.on_chunk
     try:
-        writer = BodyWriter(url, work.path(item), resource.content_type)
+        writer = BodyWriter(url, work.path(item), resource.content_type, digest=work.digest)
     except FetchError as error:
         await resource.aclose()
         if settle is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Any
+from urllib.parse import unquote  # already loaded by pathlib
 
 from .resource import Advisory, Entry
 from .text import escape, mask_secrets, safe_filename
@@ -228,9 +229,9 @@ def remote_name(url: URL, suggested: str | None = None) -> str:
     if isinstance(url, FtpURL):
         candidate = url.name or (url.cwd[-1] if url.cwd else "")
     elif isinstance(url, HttpURL):
-        from urllib.parse import unquote
-
-        candidate = unquote(url.path.rsplit("/", 1)[-1], errors="surrogateescape")
+        candidate = url.path.rsplit("/", 1)[-1]
+        if "%" in candidate:
+            candidate = unquote(candidate, errors="surrogateescape")
     elif isinstance(url, GopherURL):
         candidate = url.selector.rstrip("/").rsplit("/", 1)[-1]
     elif isinstance(url, FileURL | ProsperoURL):
@@ -241,7 +242,5 @@ def remote_name(url: URL, suggested: str | None = None) -> str:
     elif isinstance(url, WaisURL):
         candidate = _handler_name(url) or url.database
     elif isinstance(url, GenericURL) and url.path:
-        from urllib.parse import unquote
-
         candidate = unquote(url.path.rstrip("/").rsplit("/", 1)[-1], errors="surrogateescape")
     return safe_filename(candidate, fallback="index")

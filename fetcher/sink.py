@@ -283,12 +283,13 @@ class BodyWriter:
     and `abandon` keeps what arrived in `.part` for -C.
     """
 
-    def __init__(self, url: URL, target: Path, content_type: str | None) -> None:
+    def __init__(self, url: URL, target: Path, content_type: str | None, *, digest: bool = True) -> None:
         _writable_target(target, False)
         self.url = url
         self.target = target
         self.content_type = content_type
-        self.digest = hashlib.sha256()
+        #: SHA-256 of the body as written (None when the caller does not want `Download.sha256`).
+        self.digest = hashlib.sha256() if digest else None
         self.size = 0
         self._buffered: list[bytes] = []
         #: The `.part` file, once the body outgrew SMALL_BODY.
@@ -312,7 +313,8 @@ class BodyWriter:
             self.part.finish(self.target, modified)
         else:
             self._write_small(modified)
-        return Download(self.url, self.target, self.size, self.digest.hexdigest(), self.content_type,
+        sha256 = self.digest.hexdigest() if self.digest is not None else None
+        return Download(self.url, self.target, self.size, sha256, self.content_type,
                         filename=filename, etag=etag)  # fmt: skip
 
     def _write_small(self, modified: float | None) -> None:
@@ -326,7 +328,8 @@ class BodyWriter:
                 view = memoryview(chunk)
                 while view:
                     view = view[os.write(fd, view) :]
-                digest.update(chunk)
+                if digest is not None:
+                    digest.update(chunk)
             if modified is not None:
                 os.utime(fd, (modified, modified))
         except OSError as error:

@@ -216,6 +216,44 @@ async def test_bodies_in_pieces_whole_and_empty_are_saved_alike(tmp_path: Path) 
     assert sorted(lane_requests) == sorted("/" + url.split("/", 3)[3] for url in urls)  # each asked for once
 
 
+async def test_digest_false_saves_the_same_files_without_a_sha256(tmp_path: Path) -> None:
+    # fetch_all(digest=False) (the command without --manifest): the same bytes on disk,
+    # on the lane and on the task path (a large body takes `save`), and no SHA-256 computed.
+    server = HTTPTestServer()
+    for index in range(10):
+        server.add(f"/small{index}", _body(index))
+    server.add("/large", _body(3) * 2000)  # over SMALL_BODY: the .part file as it arrives
+
+    async def run(out: Path, *, pipeline: bool, digest: bool) -> dict:
+        urls = [server.url(f"/small{index}") for index in range(10)] + [server.url("/large")]
+        out.mkdir()
+        outcomes = {}
+
+        def destination(url: object) -> Path:
+            return out / str(url).rsplit("/", 1)[1]
+
+        async with Client(pipeline=pipeline, retries=0) as client:
+            async with client.fetch_all(urls, jobs=4, per_host=2, digest=digest, destination=destination) as results:
+                async for outcome in results:
+                    outcomes[outcome.url] = outcome
+        return outcomes
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        runs = {
+            (pipeline, digest): await run(tmp_path / f"{pipeline}-{digest}", pipeline=pipeline, digest=digest)
+            for pipeline in (True, False)
+            for digest in (True, False)
+        }
+        nursery.cancel_scope.cancel()
+    for (pipeline, digest), outcomes in runs.items():
+        assert all(outcome.ok for outcome in outcomes.values()), [o.error for o in outcomes.values()]
+        assert _seen(outcomes) == _seen(runs[(True, True)])
+        for outcome in outcomes.values():
+            on_disk = hashlib.sha256(outcome.result.path.read_bytes()).hexdigest()
+            assert outcome.result.sha256 == (on_disk if digest else None), (pipeline, digest, outcome.url)
+
+
 _NAMES = st.sampled_from([b"Content-Type", b"content-type", b"ETAG", b"Last-Modified", b"Content-Encoding",
                           b"Location", b"Content-Disposition", b"X-Long", b"Server", b"Date"])  # fmt: skip
 
