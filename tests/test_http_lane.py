@@ -285,3 +285,18 @@ def test_the_lanes_one_pass_judges_caps_and_fields_as_the_reader_does(
     assert counted.etag == (by_name[b"etag"].decode("latin-1") if b"etag" in by_name else None)
     assert counted.last_modified == by_name.get(b"last-modified")
     assert counted.content_type == (by_name[b"content-type"].decode("latin-1") if b"content-type" in by_name else None)
+
+
+async def test_lane_key_admits_plain_urls_of_an_origin_and_nothing_else() -> None:
+    from fetcher.url import parse_url
+    from schemes.http.lane import lane_key
+
+    async with Client() as client:
+        plain = parse_url("http://127.0.0.1:8080/a/b.bin?x=1")
+        assert lane_key(plain, client, resume=False) == ("http", "127.0.0.1", 8080)
+        assert lane_key(parse_url("http://127.0.0.1:8080/a%20b"), client, resume=False) == ("http", "127.0.0.1", 8080)
+        assert lane_key(plain, client, resume=True) is None  # -C: the task path resumes
+        assert lane_key(parse_url("http://user@127.0.0.1:8080/a"), client, resume=False) is None  # credentials
+        assert lane_key(parse_url("http://127.0.0.1:6000/x"), client, resume=False) is None  # the guard refuses
+    async with Client(pipeline=False) as client:
+        assert lane_key(plain, client, resume=False) is None

@@ -96,16 +96,17 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     ):
         return None
     key = origin_of(url)
-    tails = _REQUEST_TAILS.setdefault(client, {})
-    if key not in tails:
-        tails[key] = _request_tail(url, client)
-    if tails[key] is None:
+    tails = _REQUEST_TAILS.get(client)  # not setdefault: that makes a weak reference per call
+    if tails is None:
+        tails = _REQUEST_TAILS[client] = {}
+    tail = tails.get(key, False)
+    if tail is False:
+        tail = tails[key] = _request_tail(url, client)
+    if tail is None:
         return None
-    try:
-        url.target.encode("ascii")
-    except UnicodeEncodeError:
-        return None
-    if not url.target.isprintable() or " " in url.target:  # with the ASCII test: lean_request's [!-~]+
+    target = url.target
+    # lean_request's [!-~]+: ASCII, printable, no space.
+    if not target.isascii() or not target.isprintable() or " " in target:
         return None
     return key
 
