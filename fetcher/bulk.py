@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import signal
@@ -233,6 +232,8 @@ class Manifest:
 
     def write(self, record: dict[str, Any]) -> None:
         if self._sink is not None:
+            import json  # --manifest only: a run without one never loads it (issue 17)
+
             try:
                 self._sink.write(json.dumps(masked(record), ensure_ascii=True) + "\n")
                 self._sink.flush()

@@ -61,6 +61,12 @@ def _start_tap(url: URL) -> tap.Tap | None:
     return module.start(url.redacted(), url.scheme) if module is not None else None
 
 
+def current_tap() -> tap.Tap | None:
+    """`fetcher.tap.current()`, without importing fetcher.tap when nothing records (see `_start_tap`)."""
+    module = sys.modules.get("fetcher.tap")
+    return module.current() if module is not None else None
+
+
 class Session:
     """One retrieval's view of the client (see module docstring)."""
 

@@ -23,7 +23,6 @@ Rules (the README's Safety section says them to users):
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 import sys
@@ -261,6 +260,8 @@ class DoneRecords:
 
 def load_done(manifest: str) -> DoneRecords:
     """Read an earlier manifest; a truncated or corrupt line is reported (with its number) and ignored."""
+    import json  # --skip-done only (issue 17)
+
     records = DoneRecords()
     try:
         source = open(manifest, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115

@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import unicodedata
+from typing import Any
 
 #: Anything that is not printable ASCII is looked at one character at a time.
 _NOT_PLAIN = re.compile(r"[^\x20-\x7e]+")
@@ -33,7 +34,40 @@ _WINDOWS_DEVICES = frozenset(
 NAME_MAX = 255
 #: Room kept for what fetcher appends to a name: `.part`, `.123` numbering.
 _SUFFIX_ROOM = 16
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/?#@\s:]*):([^/?#@\s]*)@")
+
+
+class LazyPatterns:
+    """Regular expressions compiled the first time each is read, then plain attributes.
+
+    For patterns that a plain run never needs (error paths, unusual replies,
+    URLs the fast route does not take): compiled at import, they cost every
+    start-up for nothing (issue 17).  A subclass annotates each name
+    (`bad_char: re.Pattern[str]`) and the instance is given the sources
+    (`re.compile` arguments).  The first read of a name compiles it and keeps
+    it on the instance, so every later read is an ordinary attribute read (no
+    call, no lock); two threads racing the first read each compile the same
+    pattern, which is harmless.
+    """
+
+    def __init__(self, **sources: str | bytes | tuple[str | bytes, int]) -> None:
+        self._sources = sources
+
+    def __getattr__(self, name: str) -> Any:
+        # Only names without a value yet get here; `_sources` itself always has one (but not while unpickling).
+        source = self.__dict__.get("_sources", {}).get(name)
+        if source is None:
+            raise AttributeError(f"{type(self).__name__!r} has no pattern {name!r}")
+        pattern = re.compile(*source) if isinstance(source, tuple) else re.compile(source)
+        setattr(self, name, pattern)
+        return pattern
+
+
+class _Patterns(LazyPatterns):
+    #: `scheme://user:password@` (only text with an "@" is searched).
+    url_password: re.Pattern[str]
+
+
+_PATTERNS = _Patterns(url_password=r"(?i)\b([a-z][a-z0-9+.-]*://[^/?#@\s:]*):([^/?#@\s]*)@")
 
 
 def is_unsafe_char(char: str) -> bool:
@@ -115,7 +149,7 @@ def mask_secrets(text: str) -> str:
     """Hide the password of every `scheme://user:password@` in `text` (for logs, manifests, JSON)."""
     if "@" not in text:
         return text
-    return _URL_PASSWORD.sub(r"\1:***@", text)
+    return _PATTERNS.url_password.sub(r"\1:***@", text)
 
 
 def safe_text(text: str) -> str:

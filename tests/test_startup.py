@@ -10,6 +10,7 @@ and are left out.
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -46,7 +47,9 @@ HEAVY_FOR_FILE_BULK = tuple(
 HEAVY_FOR_HTTP = ("anyio", "rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
                   "trustme", "numpy", "certifi", "netrc", "shlex", "schemes.ftp", "schemes.gopher", "schemes.nntp",
                   "schemes.wais", "schemes.prospero", "schemes.telnet", "fetcher.progress", "fetcher.batch",
-                  "fetcher.bulk", "fetcher.mirror", "fetcher.cluster", "fetcher.warc")  # fmt: skip
+                  "fetcher.bulk", "fetcher.mirror", "fetcher.cluster", "fetcher.warc",
+                  # --manifest/--skip-done, --warc-file and chunked replies only.
+                  "json", "fetcher.tap", "schemes.http.chunked")  # fmt: skip
 
 
 def run_logged(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -194,6 +197,78 @@ async def test_http_bulk_lane_needs_no_h11(nursery: trio.Nursery, tmp_path: Path
     names = imported(result.stderr)
     assert "schemes.http.lane" in names
     assert heavy_in(names, ("h11", "email", "anyio")) == []
+
+
+async def test_plain_http_bulk_loads_no_manifest_archive_or_chunked_code(nursery: trio.Nursery, tmp_path: Path) -> None:
+    # json (--manifest, --skip-done), the archive tap (--warc-file) and the chunked reader
+    # load when a run needs them, and only then.
+    server = HTTPTestServer()
+    await nursery.start(server.serve)
+    urls = []
+    for index in range(3):
+        server.add(f"/f{index}.txt", b"%d\n" % index, content_type="text/plain")
+        urls.append(server.url(f"/f{index}.txt"))
+    server.add("/chunked.txt", b"chunked\n", content_type="text/plain", chunked=True)
+    (tmp_path / "plain.txt").write_text("\n".join(urls) + "\n")
+    (tmp_path / "more.txt").write_text("\n".join([*urls, server.url("/chunked.txt")]) + "\n")
+
+    def bulk(name: str, *more: str) -> set[str]:
+        out = tmp_path / f"out-{name}"
+        result = run_logged("-i", str(tmp_path / f"{name}.txt"), "-d", str(out), "--no-progress", *more)
+        assert result.returncode == 0, result.stderr[-500:]
+        assert (out / "f2.txt").read_bytes() == b"2\n"
+        return imported(result.stderr)
+
+    names = await trio.to_thread.run_sync(bulk, "plain")
+    assert "schemes.http.lane" in names  # the log covers the retrieval itself
+    lazy = ("json", "fetcher.tap", "fetcher.warc", "schemes.http.chunked")
+    assert heavy_in(names, lazy) == []
+
+    manifest = tmp_path / "m.jsonl"
+    names = await trio.to_thread.run_sync(bulk, "more", "--manifest", str(manifest))
+    assert (tmp_path / "out-more" / "chunked.txt").read_bytes() == b"chunked\n"
+    assert len(manifest.read_text().splitlines()) == 4
+    assert {"json", "schemes.http.chunked"} <= names
+    assert heavy_in(names, ("fetcher.tap", "fetcher.warc")) == []
+
+
+def test_patterns_of_unusual_urls_and_replies_compile_on_first_use() -> None:
+    # The careful URL route, HTTP's range/disposition/Location rules and password masking
+    # compile their patterns the first time they run: a plain URL and reply use none of them.
+    code = (
+        "import fetcher.url as u, fetcher.url.careful as c, schemes.http.response as r, fetcher.text as t; "
+        "lazy = lambda: [sorted(set(vars(p)) - {'_sources'}) for p in (c._PATTERNS, r._PATTERNS, t._PATTERNS)]; "
+        "u.parse_url('http://example.com/a/b?c'); t.mask_secrets('http://example.com/'); print(lazy()); "
+        "print(u.parse_url('<URL:http://example.com/a>'), r.content_range('bytes 0-9/20'), "
+        "t.mask_secrets('ftp://u:pw@h/'), r.location_reference('/a b')); print(lazy())"
+    )
+    before, values, after = fresh_python(code).splitlines()
+    assert before == "[[], [], []]"
+    assert values == "http://example.com/a ContentRange(first=0, last=9, total=20) ftp://u:***@h/ /a%20b"
+    careful, response, text = ast.literal_eval(after)
+    assert {"bad_char", "scheme", "hostname"} <= set(careful)
+    assert response == ["content_range", "location_unsafe"]
+    assert text == ["url_password"]
+
+
+def test_lazy_patterns_compile_once_then_are_plain_attributes() -> None:
+    import copy
+    import re
+
+    from fetcher.text import LazyPatterns
+
+    class Patterns(LazyPatterns):
+        word: re.Pattern[str]
+        folded: re.Pattern[bytes]
+
+    patterns = Patterns(word=r"\w+", folded=(rb"abc", re.IGNORECASE))
+    assert set(vars(patterns)) == {"_sources"}
+    word = patterns.word
+    assert vars(patterns)["word"] is word is patterns.word  # kept: later reads are attribute reads
+    assert word.fullmatch("abc") and not word.fullmatch("a b")
+    assert patterns.folded.fullmatch(b"ABC")
+    assert not hasattr(patterns, "other")
+    assert copy.copy(patterns).word is word
 
 
 def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:

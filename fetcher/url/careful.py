@@ -12,21 +12,38 @@ import re
 from collections.abc import Callable
 
 from ..errors import URLError
+from ..text import LazyPatterns
 from .construct import _file, _ftp, _gopher, _http, _mailto, _news, _nntp, _prospero, _telnet, _wais
 from .values import URL, GenericURL, _decode
 
-# Anything outside RFC 1738's xchar (plus the "national" characters that real
-# URLs use raw, such as "~"), or a "%" that does not start an escape.
-_BAD_CHAR = re.compile(r"[^A-Za-z0-9$\-_.+!*'(),;/?:@&=%{}|\\^~\[\]`]|%(?![0-9A-Fa-f]{2})")
-_SCHEME = re.compile(r"[A-Za-z0-9+.\-]+")
 # Labels are letter/digit runs joined by hyphens, so no label starts or ends
 # with "-"; the top label starts with a letter (RFC 1738 §3.1, §5).
 _LABEL = r"[A-Za-z0-9]+(?:-+[A-Za-z0-9]+)*"
 _TOPLABEL = r"[A-Za-z][A-Za-z0-9]*(?:-+[A-Za-z0-9]+)*"
-_HOSTNAME = re.compile(rf"(?:{_LABEL}\.)*{_TOPLABEL}")
-_IPV4 = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)")
-_DIGITS = re.compile(r"[0-9]+")
-_NEWSGROUP = re.compile(r"[A-Za-z][A-Za-z0-9\-.+_]*")
+
+
+class _Patterns(LazyPatterns):
+    """Compiled when the careful route first runs: a URL the fast route takes never needs them."""
+
+    #: Anything outside RFC 1738's xchar (plus the "national" characters that real
+    #: URLs use raw, such as "~"), or a "%" that does not start an escape.
+    bad_char: re.Pattern[str]
+    scheme: re.Pattern[str]
+    hostname: re.Pattern[str]
+    ipv4: re.Pattern[str]
+    digits: re.Pattern[str]
+    newsgroup: re.Pattern[str]
+
+
+_PATTERNS = _Patterns(
+    bad_char=r"[^A-Za-z0-9$\-_.+!*'(),;/?:@&=%{}|\\^~\[\]`]|%(?![0-9A-Fa-f]{2})",
+    scheme=r"[A-Za-z0-9+.\-]+",
+    hostname=rf"(?:{_LABEL}\.)*{_TOPLABEL}",
+    ipv4=r"([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)",
+    digits=r"[0-9]+",
+    newsgroup=r"[A-Za-z][A-Za-z0-9\-.+_]*",
+)
+
 _WHITESPACE = " \t\r\n\f\v"
 _MAX_ARTICLE = 2**63 - 1
 
@@ -86,9 +103,9 @@ def parse_careful(original: str) -> URL:
 
 
 def _parse_text(text: str) -> URL:
-    bad = _BAD_CHAR.search(text)
+    bad = _PATTERNS.bad_char.search(text)
     if bad is not None and text[bad.start()] == "#":
-        bad = _BAD_CHAR.search(text, bad.start() + 1)
+        bad = _PATTERNS.bad_char.search(text, bad.start() + 1)
     if bad is not None:
         raise _bad_character(text, bad.start())
     colon = text.find(":")
@@ -99,8 +116,8 @@ def _parse_text(text: str) -> URL:
             position=0,
             hint="write a full URL such as ftp://host/path",
         )
-    if _SCHEME.fullmatch(text, 0, colon) is None:
-        at = next(index for index in range(colon) if _SCHEME.fullmatch(text[index]) is None)
+    if _PATTERNS.scheme.fullmatch(text, 0, colon) is None:
+        at = next(index for index in range(colon) if _PATTERNS.scheme.fullmatch(text[index]) is None)
         raise URLError(
             f"scheme {text[:colon]!r}: character {text[at]!r} at position {at} is not allowed in a scheme name",
             part="scheme",
@@ -234,12 +251,12 @@ def _check_host(host: str, required: bool, at: int) -> str:
         if required:
             raise URLError("the host is empty", part="host", position=at, hint="name a host: scheme://host/...")
         return host
-    match = _IPV4.fullmatch(host)
+    match = _PATTERNS.ipv4.fullmatch(host)
     if match is not None:
         if any(len(octet.lstrip("0")) > 3 or int(octet) > 255 for octet in match.groups()):
             raise URLError(f"host {host!r}: IPv4 octets are 0-255", part="host", position=at)
         return host
-    if _HOSTNAME.fullmatch(host) is None:
+    if _PATTERNS.hostname.fullmatch(host) is None:
         raise URLError(
             f"host {host!r} is not a valid hostname or IPv4 address",
             part="host",
@@ -263,7 +280,7 @@ def _check_ipv6(literal: str, at: int) -> str:
 def _check_port(text: str, at: int) -> str:
     if not text:
         raise URLError("the port after ':' is empty", part="port", position=at, hint="remove the ':' or give a port")
-    if _DIGITS.fullmatch(text) is None:
+    if _PATTERNS.digits.fullmatch(text) is None:
         raise URLError(
             f"port {text!r} is not a number from 0 to 65535",
             part="port",
@@ -347,7 +364,7 @@ def _parse_news(scheme: str, rest: str, fragment: str | None) -> URL:
         )
     if "@" in rest:
         return _news(scheme, None, rest, fragment, host, port)
-    if rest != "*" and _NEWSGROUP.fullmatch(rest) is None:
+    if rest != "*" and _PATTERNS.newsgroup.fullmatch(rest) is None:
         raise URLError(
             f"{rest!r} is neither a newsgroup name nor a message-id (which needs '@')",
             part="group",
@@ -367,7 +384,7 @@ def _parse_nntp(scheme: str, rest: str, fragment: str | None) -> URL:
         raise URLError(
             f"{scheme}: URLs need a newsgroup", part="group", position=at, hint=f"{scheme}://host/group[/article]"
         )
-    if _NEWSGROUP.fullmatch(group) is None:
+    if _PATTERNS.newsgroup.fullmatch(group) is None:
         raise URLError(
             f"{group!r} is not a newsgroup name",
             part="group",
@@ -377,7 +394,7 @@ def _parse_nntp(scheme: str, rest: str, fragment: str | None) -> URL:
     article = None
     if len(parts) > 1:
         number = "/".join(parts[1:])
-        if len(parts) > 2 or (number and _DIGITS.fullmatch(number) is None):
+        if len(parts) > 2 or (number and _PATTERNS.digits.fullmatch(number) is None):
             raise URLError(
                 f"article number {number!r} is not digits",
                 part="article",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .careful import _SCHEME, unwrap
+from .careful import _PATTERNS, unwrap
 from .fast import parse_url
 from .values import URL
 
@@ -14,7 +14,7 @@ def _split_relative(text: str) -> tuple[str | None, str | None, str, str | None,
     if hash_at >= 0:
         text, fragment = text[:hash_at], text[hash_at + 1 :]
     colon = text.find(":")
-    if colon > 0 and _SCHEME.fullmatch(text, 0, colon):
+    if colon > 0 and _PATTERNS.scheme.fullmatch(text, 0, colon):
         scheme, text = text[:colon].lower(), text[colon + 1 :]
     if text.startswith("//"):
         end = text.find("/", 2)

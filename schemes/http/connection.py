@@ -13,13 +13,12 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from fetcher import tap as archive
+from fetcher.client import current_tap
 from fetcher.errors import ProtocolError, UnsafeURL
 from fetcher.net import Connection
 from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 
-from .chunked import ChunkedReader
 from .fasthead import HEAD_END, FastResponse, lean_request, parse_head
 from .reader import ReplyReader
 from .request import RequestHead
@@ -27,6 +26,8 @@ from .response import mask_userinfo
 
 if TYPE_CHECKING:
     import h11
+
+    from fetcher import tap as archive
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -119,7 +120,7 @@ class HTTPConnection:
         assert data is not None
         self._get = head.method == "GET"
         self._pending = None
-        self._tap = archive.current() if head.method != "CONNECT" else None
+        self._tap = current_tap() if head.method != "CONNECT" else None
         if self._tap is not None:
             # The request as sent, with Authorization values masked as in the trace.
             self._tap.request(("\r\n".join(head.trace_lines()) + "\r\n\r\n").encode("latin-1", "replace"))
@@ -257,6 +258,8 @@ class HTTPConnection:
                 return
 
     async def _chunked_body(self) -> AsyncIterator[bytes]:
+        from .chunked import ChunkedReader  # a chunked reply only: a plain run never loads it (issue 17)
+
         limits = self.reader.limits
         chunks = ChunkedReader(
             self.reader.where,

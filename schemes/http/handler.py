@@ -16,8 +16,7 @@ from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fetcher import tap as archive
-from fetcher.client import Session
+from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
 from fetcher.guard import check_headers
 from fetcher.resource import Advisory, Resource
@@ -366,7 +365,7 @@ class Handler:
 
     async def _error_body(self, lease: Lease, headers: rules.Headers) -> bytes:
         body, _ = await self._read_some(lease, headers, rules.ERROR_BODY_LIMIT)
-        tap = archive.current()
+        tap = current_tap()
         if tap is not None:
             tap.answered = True  # an error page is a response: archived, as wget and Heritrix do
         return body
@@ -374,7 +373,7 @@ class Handler:
 
 def _archived_short(reason: str) -> None:
     """A response body not read to its end: its WARC record says so (WARC-Truncated)."""
-    tap = archive.current()
+    tap = current_tap()
     if tap is not None:
         tap.truncated = reason
 

@@ -14,13 +14,30 @@ from datetime import UTC, datetime
 from urllib.parse import unquote
 
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
-from fetcher.text import escape, mask_secrets, safe_filename
+from fetcher.text import LazyPatterns, escape, mask_secrets, safe_filename
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: How much of an error page (or of a redirect body being discarded) is read.
 ERROR_BODY_LIMIT = 64 * 1024
 
 Headers = list[tuple[str, str]]
+
+
+class _Patterns(LazyPatterns):
+    """Compiled when first needed: a plain 200 reply (Content-Length, no range, no redirect) needs none."""
+
+    content_range: re.Pattern[str]
+    #: One `; name=value` parameter of Content-Disposition.
+    param: re.Pattern[str]
+    #: What a Location value may not hold raw (encoded by `location_reference`).
+    location_unsafe: re.Pattern[str]
+
+
+_PATTERNS = _Patterns(
+    content_range=(r"\s*bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)\s*", re.IGNORECASE),
+    param=r';\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)',
+    location_unsafe=r"[^\x21-\x7e]|[\"<>\\^`{|}]",
+)
 
 
 @dataclass(frozen=True)
@@ -64,14 +81,11 @@ def content_length(headers: Headers) -> int | None:
     return int(value.strip())
 
 
-_CONTENT_RANGE = re.compile(r"\s*bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)\s*", re.IGNORECASE)
-
-
 def content_range(value: str | None) -> ContentRange | None:
     """Parse Content-Range; None when absent or unparseable."""
     if value is None:
         return None
-    match = _CONTENT_RANGE.fullmatch(value)
+    match = _PATTERNS.content_range.fullmatch(value)
     if match is None:
         return None
     first, last, total = match.groups()
@@ -140,11 +154,6 @@ def http_date(value: str) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-_PARAM = re.compile(
-    r';\s*([!#$%&\'*+.^_`|~0-9A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)',
-)
-
-
 def disposition_filename(value: str | None) -> str | None:
     """The file name a Content-Disposition suggests, sanitized for local use.
 
@@ -155,7 +164,7 @@ def disposition_filename(value: str | None) -> str | None:
         return None
     plain: str | None = None
     extended: str | None = None
-    for name, raw in _PARAM.findall(value):
+    for name, raw in _PATTERNS.param.findall(value):
         name = name.lower()
         text = raw.strip()
         if text.startswith('"') and text.endswith('"') and len(text) >= 2:
@@ -180,9 +189,6 @@ def disposition_filename(value: str | None) -> str | None:
     return safe_filename(chosen, fallback="download")
 
 
-_LOCATION_SAFE = re.compile(r"[^\x21-\x7e]|[\"<>\\^`{|}]")
-
-
 def location_reference(value: str) -> str:
     """A Location value as a URL reference: stray octets percent-encoded.
 
@@ -194,7 +200,7 @@ def location_reference(value: str) -> str:
     def encode(match: re.Match[str]) -> str:
         return "".join(f"%{octet:02X}" for octet in match.group().encode("latin-1", "replace"))
 
-    return _LOCATION_SAFE.sub(encode, text)
+    return _PATTERNS.location_unsafe.sub(encode, text)
 
 
 def mask_userinfo(text: str) -> str:
