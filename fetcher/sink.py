@@ -91,8 +91,17 @@ def output_error(error: OSError, path: Path | str) -> OutputError:
     return OutputError(f"cannot write {where}: {reason}", hint=hints.get(error.errno or 0))
 
 
+#: os.access can test the name itself (Linux, the BSDs, macOS; not Windows).
+_NAME_ONLY_ACCESS = os.access in os.supports_follow_symlinks
+
+
 def inspect_target(target: Path) -> str:
     """What is at `target` now: "missing", "file", "directory" or "special" (symlinks followed)."""
+    if _NAME_ONLY_ACCESS and not os.access(target, os.F_OK, follow_symlinks=False):
+        # Nothing by that name, not even a symlink (or a directory on the way that stops us, which
+        # creating `.part` beside it reports): the common answer of a bulk run, without the cost of
+        # stat's exception (0.65 µs of 2.7 here).
+        return "missing"
     try:
         info = os.stat(target)
     except FileNotFoundError:

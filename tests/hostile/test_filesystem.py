@@ -452,3 +452,20 @@ def test_flat_names_take_the_short_way_to_the_same_paths(steps: list[tuple[str, 
             assert pair[0] == pair[1]
             assert pair[0].parent == Path(root)
             taken.append(pair)
+
+
+def test_inspect_target_names_what_is_there_following_symlinks(tmp_path: Path) -> None:
+    # The check before a rename: a planted directory, FIFO or symlink to one is seen as such;
+    # only a name with nothing behind it (nothing at all, or a dangling symlink) is "missing".
+    from fetcher.sink import inspect_target
+
+    (tmp_path / "file").write_bytes(b"x")
+    (tmp_path / "dir").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "to-dir").symlink_to(tmp_path / "dir")
+    (tmp_path / "to-fifo").symlink_to(tmp_path / "fifo")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    kinds = {name: inspect_target(tmp_path / name) for name in
+             ("file", "dir", "fifo", "to-dir", "to-fifo", "dangling", "nothing")}  # fmt: skip
+    assert kinds == {"file": "file", "dir": "directory", "fifo": "special", "to-dir": "directory",
+                     "to-fifo": "special", "dangling": "missing", "nothing": "missing"}  # fmt: skip
