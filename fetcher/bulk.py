@@ -401,7 +401,7 @@ class BulkRun:
                 where = f"line {line}" if line is not None else "the command line"
                 self.finish(job, _record(job, "skipped", reason=f"duplicate of {where}"), queued=False)
             return
-        if mask_secrets(key) in self.done:
+        if self.done and mask_secrets(key) in self.done:
             self.finish(job, _record(job, "skipped", reason="done in --skip-done manifest"), queued=False)
             return
         if getattr(self.args, "no_clobber", False) and not self.args.recursive and self._kept(job):

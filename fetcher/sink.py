@@ -334,9 +334,11 @@ class BodyWriter:
         digest = self.digest
         try:
             for chunk in self._buffered:
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view) :]
+                written = os.write(fd, chunk)
+                if written < len(chunk):  # a short write (a signal, a nearly full disk): the rest
+                    view = memoryview(chunk)[written:]
+                    while view:
+                        view = view[os.write(fd, view) :]
                 if digest is not None:
                     digest.update(chunk)
             if modified is not None:

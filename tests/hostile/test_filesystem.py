@@ -469,3 +469,28 @@ def test_inspect_target_names_what_is_there_following_symlinks(tmp_path: Path) -
              ("file", "dir", "fifo", "to-dir", "to-fifo", "dangling", "nothing")}  # fmt: skip
     assert kinds == {"file": "file", "dir": "directory", "fifo": "special", "to-dir": "directory",
                      "to-fifo": "special", "dangling": "missing", "nothing": "missing"}  # fmt: skip
+
+
+def test_a_small_body_survives_short_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # write(2) may take fewer bytes than asked (a signal, a nearly full disk): the rest follows,
+    # and only the whole body is renamed into place.
+    from fetcher.sink import BodyWriter
+
+    real_write = os.write
+    calls = []
+
+    def short_write(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        return real_write(fd, bytes(data)[:1000])
+
+    body = bytes(range(256)) * 20
+    writer = BodyWriter(parse_url("http://example.org/a.bin"), tmp_path / "a.bin", None)
+    writer.write(body[:3000])
+    writer.write(body[3000:])
+    monkeypatch.setattr(os, "write", short_write)
+    download = writer.finish(None)
+    monkeypatch.undo()
+    assert (tmp_path / "a.bin").read_bytes() == body
+    assert not (tmp_path / "a.bin.part").exists()
+    assert calls == [3000, 2000, 1000, 2120, 1120, 120]  # each write asks for what is left of its chunk
+    assert download.bytes == len(body)
