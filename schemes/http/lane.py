@@ -148,6 +148,10 @@ class _Lane:
         self.reused = False
         self.reader: ReplyReader | None = None
         self._modified: dict[bytes, float | None] = {}
+        #: The URL whose reply is being read, and the one whose time rules (net.Budget) are current:
+        #: a URL gets its budget at its first read, and most find their reply already buffered.
+        self._reading: LaneItem | None = None
+        self._budget_for: LaneItem | None = None
 
     async def run(self) -> None:
         work = self.work
@@ -254,7 +258,10 @@ class _Lane:
     # -- one reply -------------------------------------------------------------
 
     async def _fill(self) -> bool:
-        assert self.connection is not None
+        assert self.connection is not None and self._reading is not None
+        if self._reading is not self._budget_for:
+            self._budget_for = self._reading
+            current_budget.set(self.client.budget(self._reading.url))
         if self.position and self.position == len(self.buffer):
             self.buffer.clear()
             self.position = 0
@@ -269,8 +276,7 @@ class _Lane:
         url = item.url
         assert isinstance(url, HttpURL) and self.reader is not None
         client = self.client
-        budget = client.budget(url)
-        current_budget.set(budget)
+        self._reading = item
         limit = self.limits.header_bytes
         try:
             while (end := self.buffer.find(HEAD_END, self.position)) < 0:
