@@ -39,9 +39,7 @@ HEAVY = ("rich", "h11", "httptools", "dask", "distributed", "warcio", "hypothesi
          "fetcher.ratelimit")  # fmt: skip
 
 #: A bulk run of file: URLs: the batch, and still no socket library.
-HEAVY_FOR_FILE_BULK = tuple(
-    name for name in HEAVY if name not in ("fetcher.batch", "fetcher.bulk", "fetcher.progress", "json")
-)
+HEAVY_FOR_FILE_BULK = tuple(name for name in HEAVY if name not in ("fetcher.batch", "fetcher.bulk", "fetcher.progress"))
 
 #: A plain http: fetch of an address needs HTTP and sockets (trio's own: no anyio), and still none of these.
 HEAVY_FOR_HTTP = ("anyio", "rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
@@ -287,7 +285,8 @@ def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "f2.bin").read_bytes() == b"2\n" * 1000
     names = imported(result.stderr)
     assert "schemes.ftp.lane" in names
-    assert heavy_in(names, ("anyio", "h11")) == []
+    # Nor the archive tap (--warc-file) or json (--manifest): the run asked for neither.
+    assert heavy_in(names, ("anyio", "h11", "fetcher.tap", "json")) == []
 
 
 # -- the collector: off while the command starts, on while it runs ----------------------------

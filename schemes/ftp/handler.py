@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
-from fetcher import tap as archive
-from fetcher.client import Session, _bulk_run
+from fetcher.client import Session, _bulk_run, current_tap
 from fetcher.errors import AuthError, LimitExceeded, ProtocolError, UsageError
 from fetcher.mime import guess_type
 from fetcher.net import trace
@@ -357,7 +356,7 @@ class Handler:
                 return reply, False
             if control.tls_data:
                 await control.start_data_tls(data, session.ssl_context(), url.host)
-            tap = archive.current()
+            tap = current_tap()
             try:
                 async for chunk in data.iter_to_close():
                     if tap is not None:  # the listing as the server sent it, for an archive

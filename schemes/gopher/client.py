@@ -13,8 +13,7 @@ from collections.abc import AsyncIterator, Hashable
 from typing import TYPE_CHECKING, Protocol
 
 from fetcher import guard
-from fetcher import tap as archive
-from fetcher.client import Session
+from fetcher.client import Session, current_tap
 from fetcher.errors import LimitExceeded, ProtocolError, TooLarge, UsageError
 from fetcher.net import Connection
 from fetcher.resource import Advisory, Resource
@@ -316,7 +315,7 @@ class Retrieval:
     async def _menu(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool = False) -> Resource:
         parser = MenuParser.for_limits(self.ctx, self.settings.limits)
         limit = self.settings.max_size
-        tap = archive.current()
+        tap = current_tap()
         async for chunk in source.chunks():
             if tap is not None:  # the menu as the server sent it, for an archive
                 tap.listing(chunk, "application/gopher-menu")
@@ -425,7 +424,7 @@ class Retrieval:
     async def _attributes(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> Resource:
         plus = url.plus or ""
         data = await self._collect(url, source, decoder, must_end)
-        if (tap := archive.current()) is not None:
+        if (tap := current_tap()) is not None:
             tap.listing(data, "application/gopher+-attributes")
         parsed = parse_attributes(data, self.settings.limits.attribute_bytes)
         items = [keep_only(item, wanted_names(plus)) for item in parsed]

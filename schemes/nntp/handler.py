@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
-from fetcher import tap as archive
-from fetcher.client import Session
+from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
 from fetcher.net import Connection, trace
 from fetcher.resource import Closer, Entry, Resource
@@ -324,7 +323,7 @@ class Handler:
             if reply.code == 224:
                 items = []
                 held = Held(limits, f"the overview of {group}")
-                tap = archive.current()
+                tap = current_tap()
                 async for line in nntp.iter_block(BlockLimit.listing(f"the overview of {group}", limits)):
                     if tap is not None:  # the overview as the server sent it (dot-unstuffed), for an archive
                         tap.listing(line + b"\r\n", "text/x-nntp-overview")
@@ -359,7 +358,7 @@ class Handler:
         entries: list[Entry] = []
         limits = nntp.limits
         held = Held(limits, "the list of newsgroups")
-        tap = archive.current()
+        tap = current_tap()
         async for line in nntp.iter_block(BlockLimit.listing("the list of newsgroups", limits)):
             if tap is not None:  # the active list as the server sent it (dot-unstuffed), for an archive
                 tap.listing(line + b"\r\n", "text/x-nntp-active")
