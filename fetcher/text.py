@@ -53,7 +53,7 @@ class LazyPatterns:
         self._sources = sources
 
     def __getattr__(self, name: str) -> Any:
-        # Only names without a value yet get here; `_sources` itself always has one (but not while unpickling).
+        # Only names not compiled yet get here; so does `_sources` in a copy that __init__ never saw.
         source = self.__dict__.get("_sources", {}).get(name)
         if source is None:
             raise AttributeError(f"{type(self).__name__!r} has no pattern {name!r}")
