@@ -25,6 +25,7 @@ from . import aio, guard
 from .client import Client, Fetched, Outcome
 from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
 from .layout import Layout, load_done, make_dirs, name_digest
+from .progress import NoProgress
 from .render import listing_json
 from .resource import Entry
 from .sink import Download, output_error, partial_path, write_file
@@ -293,6 +294,14 @@ class BulkRun:
         self.client = client
         self.manifest = manifest
         self.progress = progress
+        #: Saved files need no record (`handle`): nothing would read it.
+        self._quiet_saves = (
+            not manifest.path
+            and type(progress) is NoProgress
+            and not progress.verbose
+            and not args.recursive
+            and not getattr(args, "content_disposition", False)
+        )
         records = load_done(args.skip_done) if args.skip_done else None
         for problem in records.problems if records is not None else []:
             progress.log(problem)
@@ -559,6 +568,15 @@ class BulkRun:
 
     async def handle(self, outcome: Outcome) -> None:
         job = self.by_url[outcome.url]
+        if self._quiet_saves and outcome.error is None and type(outcome.result) is Download:
+            # A saved file whose record nobody reads (no manifest, no -v line, no bar, no -r, no -J):
+            # `finish`'s counts, without the record.
+            self.totals.ok += 1
+            self.totals.bytes += outcome.result.bytes
+            job.done = True
+            del self.by_url[outcome.url]
+            self._done_one()
+            return
         common: dict[str, Any] = {"attempts": outcome.attempts, "seconds": round(outcome.seconds, 4)}
         if outcome.error is not None:
             record = _record(job, "failed", error=outcome.error, **common)

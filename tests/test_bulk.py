@@ -93,6 +93,41 @@ def test_mixed_run_accounts_for_every_url(
     assert "45 retrieved, 5 failed" in err
 
 
+def test_without_a_manifest_the_summary_and_failures_are_the_same(
+    tmp_path: Path, x_test: None, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    # Without --manifest (or a bar, -v, -r), a saved file gets no record at all (BulkRun.handle):
+    # the counts, bytes, failure lines, exit code and files must be those of a run that writes one.
+    def reply(name: str) -> bytes | None:
+        if name.startswith("missing"):
+            return b"ERR 6 no such file\r\n"
+        return b"OK %d\r\n" % len(body(name)) + body(name)
+
+    server = LineServer(reply)
+    base = f"x-test://127.0.0.1:{server.port}"
+    urls = [f"{base}/file{i}" for i in range(12)] + [f"{base}/missing1", f"{base}/file3"]
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(urls) + "\n")
+    seen = {}
+    try:
+        for run, extra in (("quiet", []), ("recorded", ["--manifest", str(tmp_path / "m.jsonl")])):
+            out = tmp_path / run
+            code = main(["-i", str(listing), "-d", str(out), "--retries", "0", "--no-progress", *extra])
+            err = capsysbinary.readouterr().err.decode()
+            summary = err.splitlines()[-1].split(" in ")[0]  # without the time taken
+            failures = sorted(line for line in err.splitlines() if "missing1" in line)
+            files = {path.name: path.read_bytes() for path in out.iterdir()}
+            seen[run] = (code, summary, failures, files)
+    finally:
+        server.close()
+    assert seen["quiet"] == seen["recorded"]
+    code, summary, failures, files = seen["quiet"]
+    assert code == 1
+    size = sum(len(body(f"file{i}")) for i in range(12))
+    assert summary == f"fetch: 12 retrieved, 1 failed, 1 skipped; {size} bytes"
+    assert len(failures) == 1 and len(files) == 12
+
+
 def test_per_host_limit_holds(tmp_path: Path, x_test: None, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     def slow(name: str) -> bytes:
         time.sleep(0.05)
