@@ -233,10 +233,6 @@ def _print_text(text: str) -> int:
     return 0
 
 
-#: The young generation's threshold while the command runs (see `_main`).
-RUN_GC_YOUNG = 20_000
-
-
 def _main(args: argparse.Namespace) -> int:
     import trio
 
@@ -245,10 +241,6 @@ def _main(args: argparse.Namespace) -> int:
     if _own_process and not gc.isenabled():
         # Start-up's objects stay out of the collector's way (a permanent generation), and it is back on.
         gc.freeze()
-        # A young generation of RUN_GC_YOUNG objects instead of 700: a bulk run's per-URL objects
-        # mostly die by reference count, yet at 700 the collector ran 24 young and 2 older
-        # collections (3.8 ms, 2% of 2,000 small HTTP files) over objects that were about to go.
-        gc.set_threshold(RUN_GC_YOUNG, *gc.get_threshold()[1:])
         gc.enable()
 
     try:
