@@ -13,6 +13,7 @@ import errno
 import hashlib
 import os
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,19 +282,63 @@ def _writable_target(target: Path, in_place_ok: bool) -> str:
     return kind
 
 
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+#: `_rename_noreplace`'s libc function: None until first asked, False where there is none.
+_renameat2: Any = None
+
+
+def _rename_noreplace(source: str, target: str) -> bool:
+    """Rename `source` to `target` only if nothing is there, atomically (Linux renameat2 RENAME_NOREPLACE).
+
+    False, with nothing renamed, when something is at `target` or this system
+    or file system cannot promise it (not Linux, an old libc, EINVAL): the
+    caller then checks the target and replaces.  Other failures are OSErrors.
+    """
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = _load_renameat2()
+    if _renameat2 is False:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_NOREPLACE) == 0:
+        return True
+    import ctypes
+
+    code = ctypes.get_errno()
+    if code in (errno.EEXIST, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), target)
+
+
+def _load_renameat2() -> Any:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes  # already loaded by trio (its thread cache names threads through libc)
+
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # a libc without it (glibc < 2.28, some others)
+        return False
+    function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    function.restype = ctypes.c_int
+    return function
+
+
 class BodyWriter:
     """A document written synchronously as its bytes arrive, under the rules of `save`.
 
     For the bulk lane (fetcher/lanes.py), whose worker reads many small
     replies back to back: a body is kept in memory up to SMALL_BODY and
     written with one open, write, rename; a larger one goes through the
-    `.part` file as it arrives.  The target is checked first, `.part` is
-    created with O_EXCL|O_NOFOLLOW, the rename happens only in `finish`,
-    and `abandon` keeps what arrived in `.part` for -C.
+    `.part` file as it arrives.  `.part` is created with O_EXCL|O_NOFOLLOW
+    and the rename happens only in `finish`; `abandon` keeps what arrived in
+    `.part` for -C.  The target is checked before a `.part` is streamed to;
+    a small body is renamed into place only if nothing is at the target
+    (one atomic call, `_rename_noreplace`), and otherwise only after the
+    same check (a directory or a special file is refused, its `.part` removed).
     """
 
     def __init__(self, url: URL, target: Path, content_type: str | None, *, digest: bool = True) -> None:
-        _writable_target(target, False)
         self.url = url
         self.target = target
         self.content_type = content_type
@@ -311,6 +356,7 @@ class BodyWriter:
             return
         self._buffered.append(chunk)
         if self.size > SMALL_BODY:
+            _writable_target(self.target, False)
             self.part = _PartFile(partial_path(self.target), 0, self.digest)
             self.part.open()
             chunks, self._buffered = self._buffered, []
@@ -348,6 +394,17 @@ class BodyWriter:
             raise output_error(error, partial) from None
         try:
             os.close(fd)
+            if _rename_noreplace(partial, target):
+                return
+        except OSError as error:
+            raise output_error(error, target) from None
+        try:
+            _writable_target(self.target, False)
+        except OutputError:
+            self._buffered = []  # refused for where it goes, not cut short: no .part to resume from
+            _unlink_quietly(partial)
+            raise
+        try:
             os.replace(partial, target)
         except OSError as error:
             raise output_error(error, target) from None
@@ -361,6 +418,13 @@ class BodyWriter:
                 _PartFile(partial_path(self.target), 0, None).write_all(self._buffered, self.target, None, False)
         except OutputError:
             pass
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 async def save(

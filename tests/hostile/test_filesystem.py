@@ -494,3 +494,43 @@ def test_a_small_body_survives_short_writes(tmp_path: Path, monkeypatch: pytest.
     assert not (tmp_path / "a.bin.part").exists()
     assert calls == [3000, 2000, 1000, 2120, 1120, 120]  # each write asks for what is left of its chunk
     assert download.bytes == len(body)
+
+
+@pytest.mark.parametrize("noreplace", [True, False], ids=["renameat2", "check-then-replace"])
+def test_a_small_body_goes_only_where_a_file_may_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, noreplace: bool
+) -> None:
+    # A small body is renamed into place only if nothing is at the target (RENAME_NOREPLACE, one
+    # atomic call) or after the target check (where that call is missing): an old file or a dangling
+    # symlink is replaced, a directory or a FIFO is refused and no .part is left beside it.
+    import fetcher.sink as sink
+    from fetcher.errors import OutputError
+    from fetcher.sink import BodyWriter
+
+    if not noreplace:
+        monkeypatch.setattr(sink, "_renameat2", False)
+    (tmp_path / "old").write_bytes(b"old")
+    (tmp_path / "dir").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+
+    def save(name: str) -> OutputError | None:
+        writer = BodyWriter(parse_url(f"http://example.org/{name}"), tmp_path / name, None)
+        writer.write(b"new body")
+        try:
+            writer.finish(None)
+        except OutputError as error:
+            writer.abandon()  # as the lanes do on a failure: nothing may come back
+            return error
+        return None
+
+    for name in ("fresh", "old", "dangling"):
+        assert save(name) is None
+        assert (tmp_path / name).read_bytes() == b"new body"
+        assert not (tmp_path / name).is_symlink()
+    assert not (tmp_path / "nowhere").exists()  # the symlink was replaced, not followed
+    refused = {name: save(name) for name in ("dir", "fifo")}
+    assert "is a directory" in str(refused["dir"])
+    assert "not a regular file" in str(refused["fifo"])
+    assert (tmp_path / "dir").is_dir() and stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dangling", "dir", "fifo", "fresh", "old"]
