@@ -534,3 +534,29 @@ def test_a_small_body_goes_only_where_a_file_may_be(
     assert "not a regular file" in str(refused["fifo"])
     assert (tmp_path / "dir").is_dir() and stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["dangling", "dir", "fifo", "fresh", "old"]
+
+
+@pytest.mark.parametrize("code", [errno.EINVAL, errno.EACCES])
+def test_a_file_system_that_refuses_renameat2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    # EINVAL (a file system without RENAME_NOREPLACE): the body goes in by the checked replace.
+    # Any other failure is the user's error, named as every write failure is.
+    import ctypes
+
+    import fetcher.sink as sink
+    from fetcher.errors import OutputError
+    from fetcher.sink import BodyWriter
+
+    def refusing(*args: object) -> int:
+        ctypes.set_errno(code)
+        return -1
+
+    monkeypatch.setattr(sink, "_renameat2", refusing)
+    writer = BodyWriter(parse_url("http://example.org/a.bin"), tmp_path / "a.bin", None)
+    writer.write(b"body")
+    if code == errno.EINVAL:
+        assert writer.finish(None).bytes == 4
+        assert (tmp_path / "a.bin").read_bytes() == b"body"
+    else:
+        with pytest.raises(OutputError, match=r"cannot write .*a\.bin: Permission denied"):
+            writer.finish(None)
+        assert not (tmp_path / "a.bin").exists()
