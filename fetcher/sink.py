@@ -224,11 +224,19 @@ class _PartFile:
                 raise output_error(error, self.where) from None
 
     def finish(self, target: Path, modified: float | None) -> None:
+        """The body is complete: into place under `target`'s name (in place for a special file named with -o).
+
+        The target was checked before the first byte, but a transfer takes
+        time: the rename replaces nothing unless the target, checked again,
+        is still a regular file (or a symlink to nothing).  Refused, the
+        whole body stays in `.part`.
+        """
         try:
             if modified is not None and self.sink is not None and self.in_place is None:
                 os.utime(self.sink.fileno(), (modified, modified))
             self.close()
-            if self.in_place is None:
+            if self.in_place is None and not _rename_noreplace(os.fspath(self.partial), os.fspath(target)):
+                _writable_target(target, False)
                 os.replace(self.partial, target)
         except OSError as error:
             raise output_error(error, target) from None

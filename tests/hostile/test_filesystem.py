@@ -560,3 +560,35 @@ def test_a_file_system_that_refuses_renameat2(tmp_path: Path, monkeypatch: pytes
         with pytest.raises(OutputError, match=r"cannot write .*a\.bin: Permission denied"):
             writer.finish(None)
         assert not (tmp_path / "a.bin").exists()
+
+
+@pytest.mark.parametrize("noreplace", [True, False], ids=["renameat2", "check-then-replace"])
+def test_what_appears_at_the_name_during_a_transfer_is_not_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, noreplace: bool
+) -> None:
+    # A streamed body's target is checked before the first byte; something planted there while
+    # the bytes arrive (a FIFO, a directory) is not renamed over at the end: the whole body stays
+    # in .part.  A regular file that appears is replaced, as an old file is.
+    import fetcher.sink as sink
+    from fetcher.errors import OutputError
+    from fetcher.sink import SMALL_BODY, BodyWriter
+
+    if not noreplace:
+        monkeypatch.setattr(sink, "_renameat2", False)
+    body = os.urandom(SMALL_BODY + 1000)
+    planted = {"fifo": lambda path: os.mkfifo(path), "dir": lambda path: path.mkdir(),
+               "file": lambda path: path.write_bytes(b"someone else's")}  # fmt: skip
+    for kind, plant in planted.items():
+        target = tmp_path / f"{kind}.bin"
+        writer = BodyWriter(parse_url(f"http://example.org/{kind}.bin"), target, None)
+        writer.write(body[:SMALL_BODY])
+        writer.write(body[SMALL_BODY:])  # streaming to .part by now
+        plant(target)
+        if kind == "file":
+            assert writer.finish(None).bytes == len(body)
+            assert target.read_bytes() == body
+            continue
+        with pytest.raises(OutputError, match=r"directory|not a regular file"):
+            writer.finish(None)
+        assert (tmp_path / f"{kind}.bin.part").read_bytes() == body
+        assert target.is_dir() if kind == "dir" else stat.S_ISFIFO(os.lstat(target).st_mode)
