@@ -358,18 +358,7 @@ class BulkRun:
         if not queued:
             self.progress.url_added()
         status = record["status"]
-        if status == "ok":
-            self.totals.ok += 1
-            self.totals.bytes += record.get("bytes") or 0
-        elif status == "failed":
-            self.totals.failed += 1
-        elif status == "interrupted":
-            self.totals.interrupted += 1
-        else:
-            self.totals.skipped += 1
-        job.done = True
-        if job.url is not None and self.by_url.get(key := str(job.url)) is job:
-            del self.by_url[key]
+        self._count(job, status, record.get("bytes"))
         if self.mirror is not None:
             self.mirror.count(record)
         if self.fatal is None:
@@ -381,6 +370,21 @@ class BulkRun:
         if status == "failed":
             where = f" (line {job.line})" if job.line is not None else ""
             self.progress.log(f"fetch: {escape(record['url'])}{where}: {escape(record['error'] or '')}")
+
+    def _count(self, job: Job, status: str, size: int | None) -> None:
+        """The job's outcome in the totals; the job is done and no longer kept by URL."""
+        if status == "ok":
+            self.totals.ok += 1
+            self.totals.bytes += size or 0
+        elif status == "failed":
+            self.totals.failed += 1
+        elif status == "interrupted":
+            self.totals.interrupted += 1
+        else:
+            self.totals.skipped += 1
+        job.done = True
+        if job.url is not None and self.by_url.get(key := str(job.url)) is job:
+            del self.by_url[key]
 
     def stop(self, error: OutputError) -> None:
         """The manifest cannot be written (a full disk): start nothing more, end with this error.
@@ -571,10 +575,7 @@ class BulkRun:
         if self._quiet_saves and outcome.error is None and type(outcome.result) is Download:
             # A saved file whose record nobody reads (no manifest, no -v line, no bar, no -r, no -J):
             # `finish`'s counts, without the record.
-            self.totals.ok += 1
-            self.totals.bytes += outcome.result.bytes
-            job.done = True
-            del self.by_url[outcome.url]
+            self._count(job, "ok", outcome.result.bytes)
             self._done_one()
             return
         common: dict[str, Any] = {"attempts": outcome.attempts, "seconds": round(outcome.seconds, 4)}

@@ -235,9 +235,8 @@ class _PartFile:
             if modified is not None and self.sink is not None and self.in_place is None:
                 os.utime(self.sink.fileno(), (modified, modified))
             self.close()
-            if self.in_place is None and not _rename_noreplace(os.fspath(self.partial), os.fspath(target)):
-                _writable_target(target, False)
-                os.replace(self.partial, target)
+            if self.in_place is None:
+                _into_place(os.fspath(self.partial), target)
         except OSError as error:
             raise output_error(error, target) from None
 
@@ -316,6 +315,18 @@ def _rename_noreplace(source: str, target: str) -> bool:
     if code in (errno.EEXIST, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
         return False
     raise OSError(code, os.strerror(code), target)
+
+
+def _into_place(partial: str, target: Path) -> None:
+    """Rename a complete `.part` to `target`: atomically where nothing is there, else only over a regular file.
+
+    Something at `target` (an old version, or what appeared during the
+    transfer) is checked first: a directory or a special file is refused
+    (OutputError) and `partial` stays.  Other failures are OSErrors.
+    """
+    if not _rename_noreplace(partial, os.fspath(target)):
+        _writable_target(target, False)
+        os.replace(partial, target)
 
 
 def _load_renameat2() -> Any:
@@ -402,18 +413,11 @@ class BodyWriter:
             raise output_error(error, partial) from None
         try:
             os.close(fd)
-            if _rename_noreplace(partial, target):
-                return
-        except OSError as error:
-            raise output_error(error, target) from None
-        try:
-            _writable_target(self.target, False)
+            _into_place(partial, self.target)
         except OutputError:
             self._buffered = []  # refused for where it goes, not cut short: no .part to resume from
             _unlink_quietly(partial)
             raise
-        try:
-            os.replace(partial, target)
         except OSError as error:
             raise output_error(error, target) from None
 

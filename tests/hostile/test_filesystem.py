@@ -496,19 +496,22 @@ def test_a_small_body_survives_short_writes(tmp_path: Path, monkeypatch: pytest.
     assert download.bytes == len(body)
 
 
-@pytest.mark.parametrize("noreplace", [True, False], ids=["renameat2", "check-then-replace"])
-def test_a_small_body_goes_only_where_a_file_may_be(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, noreplace: bool
-) -> None:
+@pytest.fixture(params=[True, False], ids=["renameat2", "check-then-replace"])
+def rename_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test of the rename into place runs with renameat2 and with the check-then-replace fallback."""
+    import fetcher.sink as sink
+
+    if not request.param:
+        monkeypatch.setattr(sink, "_renameat2", False)
+
+
+def test_a_small_body_goes_only_where_a_file_may_be(tmp_path: Path, rename_way: None) -> None:
     # A small body is renamed into place only if nothing is at the target (RENAME_NOREPLACE, one
     # atomic call) or after the target check (where that call is missing): an old file or a dangling
     # symlink is replaced, a directory or a FIFO is refused and no .part is left beside it.
-    import fetcher.sink as sink
     from fetcher.errors import OutputError
     from fetcher.sink import BodyWriter
 
-    if not noreplace:
-        monkeypatch.setattr(sink, "_renameat2", False)
     (tmp_path / "old").write_bytes(b"old")
     (tmp_path / "dir").mkdir()
     os.mkfifo(tmp_path / "fifo")
@@ -562,19 +565,13 @@ def test_a_file_system_that_refuses_renameat2(tmp_path: Path, monkeypatch: pytes
         assert not (tmp_path / "a.bin").exists()
 
 
-@pytest.mark.parametrize("noreplace", [True, False], ids=["renameat2", "check-then-replace"])
-def test_what_appears_at_the_name_during_a_transfer_is_not_replaced(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, noreplace: bool
-) -> None:
+def test_what_appears_at_the_name_during_a_transfer_is_not_replaced(tmp_path: Path, rename_way: None) -> None:
     # A streamed body's target is checked before the first byte; something planted there while
     # the bytes arrive (a FIFO, a directory) is not renamed over at the end: the whole body stays
     # in .part.  A regular file that appears is replaced, as an old file is.
-    import fetcher.sink as sink
     from fetcher.errors import OutputError
     from fetcher.sink import SMALL_BODY, BodyWriter
 
-    if not noreplace:
-        monkeypatch.setattr(sink, "_renameat2", False)
     body = os.urandom(SMALL_BODY + 1000)
     planted = {"fifo": lambda path: os.mkfifo(path), "dir": lambda path: path.mkdir(),
                "file": lambda path: path.write_bytes(b"someone else's")}  # fmt: skip
