@@ -204,10 +204,14 @@ class FetchAll:
                 if lanes is not None:
                     lanes.end_of_input()
 
-        async with outcomes_while(receive, lambda nursery: nursery.start_soon(feed, nursery)) as outcomes:
+        try:
+            async with outcomes_while(receive, lambda nursery: nursery.start_soon(feed, nursery)) as outcomes:
+                if lanes is not None:
+                    outcomes._stoppers.append(lanes.abandon)
+                yield outcomes
+        finally:
             if lanes is not None:
-                outcomes._stoppers.append(lanes.abandon)
-            yield outcomes
+                lanes.close()
 
 
 def host_key(url: URL) -> tuple[str, object]:

@@ -32,7 +32,7 @@ from . import aio, guard
 from .client import Fetched, Outcome
 from .errors import FetchError
 from .registry import get_handler
-from .sink import BodyWriter, check_length
+from .sink import BodyWriter, Directories, check_length
 from .url import URL
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ class LaneWork:
         self.on_chunk = lanes.on_chunk
         #: Whether documents get their SHA-256 (`Client.fetch_all`'s `digest`).
         self.digest = lanes.digest
+        self.directories = lanes.directories
         self._results = results
         self.retired = False
         #: The per-host slot this worker holds (set when it starts).
@@ -207,6 +208,13 @@ class Lanes:
         #: Workers waiting for URLs: key -> [(event, verdict, host slot held)]; the verdict says stay (True) or retire.
         self._idle: dict[Hashable, list[tuple[aio.Event, list[bool], aio.Semaphore | None]]] = {}
         self.input_done = False
+        #: Where small bodies are written (closed by `close` when the block ends).
+        self.directories = Directories() if Directories.available else None
+
+    def close(self) -> None:
+        """The block ended: the directories it wrote into are closed."""
+        if self.directories is not None:
+            self.directories.close()
 
     async def idle(self, key: Hashable, host: aio.Semaphore | None = None) -> bool:
         """Wait for URLs of `key`; False when the worker should retire instead.
@@ -424,7 +432,8 @@ async def deliver(
     url = item.url
     on_chunk = work.on_chunk
     try:
-        writer = BodyWriter(url, work.path(item), resource.content_type, digest=work.digest)
+        writer = BodyWriter(url, work.path(item), resource.content_type, digest=work.digest,
+                            directories=work.directories)  # fmt: skip
     except FetchError as error:
         await resource.aclose()
         if settle is not None:

@@ -96,15 +96,19 @@ def output_error(error: OSError, path: Path | str) -> OutputError:
 _NAME_ONLY_ACCESS = os.access in os.supports_follow_symlinks
 
 
-def inspect_target(target: Path) -> str:
-    """What is at `target` now: "missing", "file", "directory" or "special" (symlinks followed)."""
-    if _NAME_ONLY_ACCESS and not os.access(target, os.F_OK, follow_symlinks=False):
+def inspect_target(target: Path, at: At | None = None) -> str:
+    """What is at `target` now: "missing", "file", "directory" or "special" (symlinks followed).
+
+    With `at`, `target` is looked up as that name in that directory (`Directories`).
+    """
+    name, directory = (at[1], at[0]) if at is not None else (target, None)
+    if _NAME_ONLY_ACCESS and not os.access(name, os.F_OK, dir_fd=directory, follow_symlinks=False):
         # Nothing by that name, not even a symlink (or a directory on the way that stops us, which
         # creating `.part` beside it reports): the common answer of a bulk run, without the cost of
         # stat's exception (0.65 µs of 2.7 here).
         return "missing"
     try:
-        info = os.stat(target)
+        info = os.stat(name, dir_fd=directory)
     except FileNotFoundError:
         return "missing"
     except OSError as error:
@@ -259,26 +263,30 @@ class _PartFile:
             pass
 
 
-def _create_exclusive(partial: Path | str) -> int:
-    """Create `partial` afresh; an old `.part` (a regular file) is replaced, anything else refused."""
+def _create_exclusive(partial: Path | str, at: At | None = None) -> int:
+    """Create `partial` afresh; an old `.part` (a regular file) is replaced, anything else refused.
+
+    With `at` (the target's directory and name), `partial` is that name's `.part` in that directory.
+    """
+    name, directory = (at[1] + ".part", at[0]) if at is not None else (partial, None)
     for _ in range(2):
         try:
-            return os.open(partial, _CREATE, 0o666)
+            return os.open(name, _CREATE, 0o666, dir_fd=directory)
         except FileExistsError:
-            info = os.lstat(partial)
+            info = os.lstat(name, dir_fd=directory)
             if not stat.S_ISREG(info.st_mode):
                 kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
                 raise OutputError(
                     f"{partial} is {kind}; fetcher does not write through it",
                     hint="remove it (someone else put it there), or choose another name",
                 ) from None
-            os.unlink(partial)  # an earlier run's .part, restarted (without -C)
+            os.unlink(name, dir_fd=directory)  # an earlier run's .part, restarted (without -C)
     raise OutputError(f"{partial} keeps reappearing; another program is writing there", hint="choose another name")
 
 
-def _writable_target(target: Path, in_place_ok: bool) -> str:
+def _writable_target(target: Path, in_place_ok: bool, at: At | None = None) -> str:
     """What is at `target` (see `inspect_target`), refusing a directory, and a special file unless `in_place_ok`."""
-    kind = inspect_target(target)
+    kind = inspect_target(target, at)
     if kind == "directory":
         raise OutputError(f"{target} is a directory", hint="choose a file name with -o, or use -d DIR")
     if kind == "special" and not in_place_ok:
@@ -295,8 +303,10 @@ _RENAME_NOREPLACE = 1
 _renameat2: Any = None
 
 
-def _rename_noreplace(source: str, target: str) -> bool:
+def _rename_noreplace(source: str, target: str, directory: int = _AT_FDCWD) -> bool:
     """Rename `source` to `target` only if nothing is there, atomically (Linux renameat2 RENAME_NOREPLACE).
+
+    Relative names are looked up in `directory` (a descriptor), by default the working directory.
 
     False, with nothing renamed, when something is at `target` or this system
     or file system cannot promise it (not Linux, an old libc, EINVAL): the
@@ -307,7 +317,7 @@ def _rename_noreplace(source: str, target: str) -> bool:
         _renameat2 = _load_renameat2()
     if _renameat2 is False:
         return False
-    if _renameat2(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_NOREPLACE) == 0:
+    if _renameat2(directory, os.fsencode(source), directory, os.fsencode(target), _RENAME_NOREPLACE) == 0:
         return True
     import ctypes
 
@@ -317,16 +327,23 @@ def _rename_noreplace(source: str, target: str) -> bool:
     raise OSError(code, os.strerror(code), target)
 
 
-def _into_place(partial: str, target: Path) -> None:
+def _into_place(partial: str, target: Path, at: At | None = None) -> None:
     """Rename a complete `.part` to `target`: atomically where nothing is there, else only over a regular file.
 
     Something at `target` (an old version, or what appeared during the
     transfer) is checked first: a directory or a special file is refused
-    (OutputError) and `partial` stays.  Other failures are OSErrors.
+    (OutputError) and `partial` stays.  Other failures are OSErrors.  With
+    `at`, both names are looked up in that directory (`Directories`).
     """
-    if not _rename_noreplace(partial, os.fspath(target)):
-        _writable_target(target, False)
-        os.replace(partial, target)
+    if at is None:
+        if not _rename_noreplace(partial, os.fspath(target)):
+            _writable_target(target, False)
+            os.replace(partial, target)
+        return
+    directory, name = at
+    if not _rename_noreplace(name + ".part", name, directory):
+        _writable_target(target, False, at)
+        os.replace(name + ".part", name, src_dir_fd=directory, dst_dir_fd=directory)
 
 
 def _load_renameat2() -> Any:
@@ -343,6 +360,48 @@ def _load_renameat2() -> Any:
     return function
 
 
+#: Where a name is looked up: a directory's descriptor (from `Directories`) and the name in it.
+At = tuple[int, str]
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class Directories:
+    """The directories a bulk run writes small bodies into, each opened once (at most LIMIT at a time).
+
+    `BodyWriter` creates, checks and renames a small body relative to its
+    directory's descriptor.  The path to the directory is not walked again
+    for every file (1.5 of 14 µs per file here), and a directory that is
+    swapped for a symlink after `make_dirs` checked it cannot redirect a
+    write: the file goes into the directory that was checked, or, if that
+    was removed, the write fails.  `close()` when the run ends.
+    """
+
+    LIMIT = 64
+    #: This system can open, stat, rename and unlink relative to a directory descriptor.
+    available = {os.open, os.stat, os.access, os.replace, os.unlink} <= os.supports_dir_fd
+
+    def __init__(self) -> None:
+        self._open: dict[str, int] = {}
+
+    def at(self, target: str) -> At:
+        """The descriptor of `target`'s directory, opened now if it is not open yet, and its name."""
+        directory, separator, name = target.rpartition(os.sep)
+        if not separator:
+            directory = os.curdir
+        elif not directory:
+            directory = os.sep
+        descriptor = self._open.get(directory)
+        if descriptor is None:
+            if len(self._open) >= self.LIMIT:
+                os.close(self._open.pop(next(iter(self._open))))  # the one opened first
+            descriptor = self._open[directory] = os.open(directory, _DIRECTORY)
+        return descriptor, name
+
+    def close(self) -> None:
+        while self._open:
+            os.close(self._open.popitem()[1])
+
+
 class BodyWriter:
     """A document written synchronously as its bytes arrive, under the rules of `save`.
 
@@ -357,10 +416,20 @@ class BodyWriter:
     same check (a directory or a special file is refused, its `.part` removed).
     """
 
-    def __init__(self, url: URL, target: Path, content_type: str | None, *, digest: bool = True) -> None:
+    def __init__(
+        self,
+        url: URL,
+        target: Path,
+        content_type: str | None,
+        *,
+        digest: bool = True,
+        directories: Directories | None = None,
+    ) -> None:
         self.url = url
         self.target = target
         self.content_type = content_type
+        #: The run's open directories, for a small body (see `Directories`).
+        self.directories = directories
         #: SHA-256 of the body as written (None when the caller does not want `Download.sha256`).
         self.digest = hashlib.sha256() if digest else None
         self.size = 0
@@ -395,7 +464,11 @@ class BodyWriter:
         """The whole body in one go on the raw descriptor: `_PartFile.write_all`'s rules, fewer calls."""
         target = os.fspath(self.target)
         partial = target + ".part"
-        fd = _create_exclusive(partial)
+        try:
+            at = self.directories.at(target) if self.directories is not None else None
+            fd = _create_exclusive(partial, at)
+        except OSError as error:  # no directory, no permission, no descriptor left (EMFILE)
+            raise output_error(error, partial) from None
         digest = self.digest
         try:
             for chunk in self._buffered:
@@ -413,10 +486,10 @@ class BodyWriter:
             raise output_error(error, partial) from None
         try:
             os.close(fd)
-            _into_place(partial, self.target)
+            _into_place(partial, self.target, at)
         except OutputError:
             self._buffered = []  # refused for where it goes, not cut short: no .part to resume from
-            _unlink_quietly(partial)
+            _unlink_quietly(partial, at)
             raise
         except OSError as error:
             raise output_error(error, target) from None
@@ -432,9 +505,13 @@ class BodyWriter:
             pass
 
 
-def _unlink_quietly(path: str) -> None:
+def _unlink_quietly(path: str, at: At | None = None) -> None:
+    """Remove the `.part` file `path` (with `at`: the `.part` of that name in that directory) if it is there."""
     try:
-        os.unlink(path)
+        if at is not None:
+            os.unlink(at[1] + ".part", dir_fd=at[0])
+        else:
+            os.unlink(path)
     except OSError:
         pass
 

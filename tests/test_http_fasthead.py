@@ -77,6 +77,13 @@ def test_a_plain_nginx_head_takes_the_lean_path_as_h11_reads_it() -> None:
         b"HTTP/1.1 200 OK\r\nContent-Length : 3\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nX: a\x00b\r\nContent-Length: 3\r\n\r\n",
         b"HTTP/1.1 200\r\nContent-Length: 3\r\n\r\n",  # no space after the code: h11's case
+        # A bad line whose tail, or whose part after a bare CR or LF, looks like a field line:
+        # the field pattern alone finds only good lines; the lean path must see the bad one.
+        b"HTTP/1.1 200 OK\r\nbad line X: y\r\nContent-Length: 3\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nbad\nX: y\r\nContent-Length: 3\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nbad\rX: y\r\nContent-Length: 3\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nX: y\nbad\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\n\r\nContent-Length: 3\r\n\r\n",
     ],
 )
 def test_unusual_heads_are_left_to_h11(head: bytes) -> None:

@@ -383,7 +383,8 @@ class _Lane:
             if fields.codings and not settings.raw:
                 decoder = decoder_for(fields.codings, max_encodings=self.limits.encodings,
                                       max_ratio=self.limits.decoded_ratio)  # fmt: skip
-            writer = BodyWriter(url, work.path(item), fields.content_type, digest=work.digest)
+            writer = BodyWriter(url, work.path(item), fields.content_type, digest=work.digest,
+                                directories=work.directories)  # fmt: skip
         except FetchError as error:
             # The reply must still be read to keep the connection in step.
             try:

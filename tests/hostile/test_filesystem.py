@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from fetcher.cli import build_parser, main, settings_from_args
 from fetcher.layout import PATH_MAX, Layout, load_done
+from fetcher.sink import Directories
 from fetcher.text import NAME_MAX, fit_name, safe_filename
 from fetcher.url import parse_url
 from tests.plugin_scheme import LineServer
@@ -471,7 +472,20 @@ def test_inspect_target_names_what_is_there_following_symlinks(tmp_path: Path) -
                      "to-fifo": "special", "dangling": "missing", "nothing": "missing"}  # fmt: skip
 
 
-def test_a_small_body_survives_short_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(params=[False, True], ids=["by-path", "by-directory"])
+def directories(request: pytest.FixtureRequest) -> Iterator[Directories | None]:
+    """Each small-body test runs with paths and with a bulk run's open directories (`Directories`)."""
+    if not request.param:
+        yield None
+        return
+    opened = Directories()
+    yield opened
+    opened.close()
+
+
+def test_a_small_body_survives_short_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, directories: Directories | None
+) -> None:
     # write(2) may take fewer bytes than asked (a signal, a nearly full disk): the rest follows,
     # and only the whole body is renamed into place.
     from fetcher.sink import BodyWriter
@@ -484,7 +498,7 @@ def test_a_small_body_survives_short_writes(tmp_path: Path, monkeypatch: pytest.
         return real_write(fd, bytes(data)[:1000])
 
     body = bytes(range(256)) * 20
-    writer = BodyWriter(parse_url("http://example.org/a.bin"), tmp_path / "a.bin", None)
+    writer = BodyWriter(parse_url("http://example.org/a.bin"), tmp_path / "a.bin", None, directories=directories)
     writer.write(body[:3000])
     writer.write(body[3000:])
     monkeypatch.setattr(os, "write", short_write)
@@ -505,7 +519,9 @@ def rename_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setattr(sink, "_renameat2", False)
 
 
-def test_a_small_body_goes_only_where_a_file_may_be(tmp_path: Path, rename_way: None) -> None:
+def test_a_small_body_goes_only_where_a_file_may_be(
+    tmp_path: Path, rename_way: None, directories: Directories | None
+) -> None:
     # A small body is renamed into place only if nothing is at the target (RENAME_NOREPLACE, one
     # atomic call) or after the target check (where that call is missing): an old file or a dangling
     # symlink is replaced, a directory or a FIFO is refused and no .part is left beside it.
@@ -516,9 +532,12 @@ def test_a_small_body_goes_only_where_a_file_may_be(tmp_path: Path, rename_way: 
     (tmp_path / "dir").mkdir()
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "stale.part").write_bytes(b"an earlier run's")
+    (tmp_path / "linked.part").symlink_to(tmp_path / "elsewhere")
 
     def save(name: str) -> OutputError | None:
-        writer = BodyWriter(parse_url(f"http://example.org/{name}"), tmp_path / name, None)
+        writer = BodyWriter(parse_url(f"http://example.org/{name}"), tmp_path / name, None,
+                            directories=directories)  # fmt: skip
         writer.write(b"new body")
         try:
             writer.finish(None)
@@ -527,20 +546,25 @@ def test_a_small_body_goes_only_where_a_file_may_be(tmp_path: Path, rename_way: 
             return error
         return None
 
-    for name in ("fresh", "old", "dangling"):
+    for name in ("fresh", "old", "dangling", "stale"):
         assert save(name) is None
         assert (tmp_path / name).read_bytes() == b"new body"
         assert not (tmp_path / name).is_symlink()
     assert not (tmp_path / "nowhere").exists()  # the symlink was replaced, not followed
-    refused = {name: save(name) for name in ("dir", "fifo")}
+    refused = {name: save(name) for name in ("dir", "fifo", "linked")}
     assert "is a directory" in str(refused["dir"])
     assert "not a regular file" in str(refused["fifo"])
+    assert "linked.part is a symlink" in str(refused["linked"])
     assert (tmp_path / "dir").is_dir() and stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["dangling", "dir", "fifo", "fresh", "old"]
+    assert not (tmp_path / "elsewhere").exists()  # the planted .part symlink was not written through
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dangling", "dir", "fifo", "fresh", "linked.part",
+                                                                "old", "stale"]  # fmt: skip
 
 
 @pytest.mark.parametrize("code", [errno.EINVAL, errno.EACCES])
-def test_a_file_system_that_refuses_renameat2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+def test_a_file_system_that_refuses_renameat2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int, directories: Directories | None
+) -> None:
     # EINVAL (a file system without RENAME_NOREPLACE): the body goes in by the checked replace.
     # Any other failure is the user's error, named as every write failure is.
     import ctypes
@@ -554,7 +578,7 @@ def test_a_file_system_that_refuses_renameat2(tmp_path: Path, monkeypatch: pytes
         return -1
 
     monkeypatch.setattr(sink, "_renameat2", refusing)
-    writer = BodyWriter(parse_url("http://example.org/a.bin"), tmp_path / "a.bin", None)
+    writer = BodyWriter(parse_url("http://example.org/a.bin"), tmp_path / "a.bin", None, directories=directories)
     writer.write(b"body")
     if code == errno.EINVAL:
         assert writer.finish(None).bytes == 4
@@ -563,6 +587,85 @@ def test_a_file_system_that_refuses_renameat2(tmp_path: Path, monkeypatch: pytes
         with pytest.raises(OutputError, match=r"cannot write .*a\.bin: Permission denied"):
             writer.finish(None)
         assert not (tmp_path / "a.bin").exists()
+
+
+def test_a_directory_swapped_for_a_symlink_during_a_run_does_not_redirect_writes(tmp_path: Path) -> None:
+    # A bulk run opens each directory it writes into once (Directories): a directory replaced by
+    # a symlink after it was made and checked does not take the next file elsewhere; a removed
+    # one fails the write (exit 9), and nothing is written anywhere.
+    from fetcher.errors import OutputError
+    from fetcher.sink import BodyWriter, Directories
+
+    out, other = tmp_path / "out", tmp_path / "other"
+    out.mkdir()
+    other.mkdir()
+    opened = Directories()
+
+    def save(name: str) -> None:
+        writer = BodyWriter(parse_url(f"http://example.org/{name}"), out / name, None, directories=opened)
+        writer.write(b"body of " + name.encode())
+        writer.finish(None)
+
+    try:
+        save("first")
+        out.rename(tmp_path / "moved")
+        out.symlink_to(other)
+        save("second")
+        assert sorted(path.name for path in (tmp_path / "moved").iterdir()) == ["first", "second"]
+        assert (tmp_path / "moved" / "second").read_bytes() == b"body of second"
+        assert list(other.iterdir()) == []
+        for path in (tmp_path / "moved").iterdir():
+            path.unlink()
+        (tmp_path / "moved").rmdir()
+        with pytest.raises(OutputError, match=r"cannot write .*third\.part: No such file or directory"):
+            save("third")
+        assert list(other.iterdir()) == []
+    finally:
+        opened.close()
+
+
+def test_a_small_body_that_cannot_be_created_is_an_output_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, directories: Directories | None
+) -> None:
+    # Creating the .part failed (its directory is gone, no descriptor left): the URL's exit-9
+    # error, not an OSError that ends the whole run with a traceback.
+    from fetcher.errors import OutputError
+    from fetcher.sink import BodyWriter
+
+    writer = BodyWriter(parse_url("http://example.org/a"), tmp_path / "gone" / "a", None, directories=directories)
+    writer.write(b"x")
+    with pytest.raises(OutputError, match=r"cannot write .*gone/a\.part: No such file or directory"):
+        writer.finish(None)
+    real_open = os.open
+
+    def no_descriptors_left(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if str(path).endswith(".part"):
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), path)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", no_descriptors_left)
+    writer = BodyWriter(parse_url("http://example.org/b"), tmp_path / "b", None, directories=directories)
+    writer.write(b"x")
+    with pytest.raises(OutputError, match=r"cannot write .*b\.part: Too many open files"):
+        writer.finish(None)
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_open_directories_are_capped_and_closed(tmp_path: Path) -> None:
+    from fetcher.sink import BodyWriter, Directories
+
+    before = len(os.listdir("/proc/self/fd"))
+    opened = Directories()
+    for index in range(Directories.LIMIT + 5):
+        (tmp_path / f"d{index}").mkdir()
+        writer = BodyWriter(parse_url("http://example.org/a"), tmp_path / f"d{index}" / "a", None, directories=opened)
+        writer.write(b"x")
+        writer.finish(None)
+        assert len(os.listdir("/proc/self/fd")) <= before + Directories.LIMIT
+    assert all((tmp_path / f"d{index}" / "a").read_bytes() == b"x" for index in range(Directories.LIMIT + 5))
+    opened.close()
+    assert len(os.listdir("/proc/self/fd")) == before
 
 
 def test_what_appears_at_the_name_during_a_transfer_is_not_replaced(tmp_path: Path, rename_way: None) -> None:
