@@ -248,6 +248,11 @@ def _main(args: argparse.Namespace) -> int:
             if is_bulk(args):
                 from .bulk import run_bulk
 
+                if _own_process:
+                    from .descriptors import fit_jobs
+
+                    args.jobs, args.per_host = fit_jobs(args.jobs, args.per_host)
+
                 return trio.run(run_bulk, args, settings_from_args(args))
             if args.output and len(args.urls) > 1:
                 raise UsageError("-o names one file; give one URL, or use -d DIR for many")

@@ -376,7 +376,7 @@ class Directories:
     was removed, the write fails.  `close()` when the run ends.
     """
 
-    LIMIT = 64
+    LIMIT = 16
     #: This system can open, stat, rename and unlink relative to a directory descriptor.
     available = {os.open, os.stat, os.access, os.replace, os.unlink} <= os.supports_dir_fd
 
