@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIGURES: dict[str, tuple[list[str], list[str], str]] = {
     "http_big": (["--mib", "1024", "--runs", "5"], ["--mib", "8", "--runs", "1"], "--report"),
     "ftp_big": (["--size-mib", "1024", "--runs", "5"], ["--size-mib", "8", "--runs", "1"], "--report"),
-    "http_bulk": (["--count", "2000", "--runs", "5"], ["--count", "40", "--runs", "1"], "--report"),
+    "http_bulk": (["--count", "2000", "--runs", "11"], ["--count", "40", "--runs", "1"], "--report"),
     "ftp_bulk": (
         ["--count", "2000", "--runs", "5"],
         ["--count", "40", "--runs", "1", "--aria2-count", "0"],
