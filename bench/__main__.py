@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # figure module -> (full arguments, quick arguments); each writes latest.json to the directory given last.
 FIGURES: dict[str, tuple[list[str], list[str], str]] = {
-    "http_big": (["--mib", "1024", "--runs", "5"], ["--mib", "8", "--runs", "1"], "--report"),
-    "ftp_big": (["--size-mib", "1024", "--runs", "5"], ["--size-mib", "8", "--runs", "1"], "--report"),
+    "http_big": (["--mib", "1024", "--runs", "9"], ["--mib", "8", "--runs", "1"], "--report"),
+    "ftp_big": (["--size-mib", "1024", "--runs", "9"], ["--size-mib", "8", "--runs", "1"], "--report"),
     "http_bulk": (["--count", "2000", "--runs", "11"], ["--count", "40", "--runs", "1"], "--report"),
     "ftp_bulk": (
         ["--count", "2000", "--runs", "5"],
