@@ -554,9 +554,11 @@ async def save(
         try:
             await aio.run_sync(part.open)
             opened = True
+            ended = False
             if resource.can_splice and part.digest is None:
-                written += await _splice_direct(resource, part, on_chunk)
-            else:
+                moved, ended = await _splice_direct(resource, part, on_chunk)
+                written += moved
+            if not ended:
                 written += await _receive_direct(resource, part, on_chunk)
             check_length(resource, written)
             await aio.run_sync(part.finish, target, modified)
@@ -667,6 +669,9 @@ async def _stream(body: Any, part: _PartFile, first: list[bytes], on_chunk: Call
 #: The direct path's buffers: one being filled from the socket while the others wait for or are in the writer thread.
 DIRECT_BUFFER = 1 << 20
 DIRECT_BUFFERS = 3
+#: Spliced bytes between two looks at how fast the file takes them, and the slowest pace kept (seconds a MiB).
+DRAIN_WINDOW = 16 << 20
+SLOW_DRAIN = 1e-3
 
 
 async def _receive_direct(resource: Resource, part: _PartFile, on_chunk: Callable[[int], None] | None) -> int:
@@ -730,7 +735,9 @@ async def _receive_direct(resource: Resource, part: _PartFile, on_chunk: Callabl
     return total
 
 
-async def _splice_direct(resource: Resource, part: _PartFile, on_chunk: Callable[[int], None] | None) -> int:
+async def _splice_direct(
+    resource: Resource, part: _PartFile, on_chunk: Callable[[int], None] | None
+) -> tuple[int, bool]:
     """Move the body socket -> pipe -> file inside the kernel (Linux splice(2)): no copy through Python at all.
 
     Each step moves what the socket has (up to the pipe's size) into an
@@ -738,8 +745,16 @@ async def _splice_direct(resource: Resource, part: _PartFile, on_chunk: Callable
     cancellation between steps has lost nothing that arrived: the pipe is
     empty whenever the read can fail.  The file is written on the event loop
     (the pipe's bytes are already in the kernel; the write is a page-cache copy).
+
+    That copy is not always cheap: a disk that throttles writers, or (seen on
+    this project's VM) tmpfs, whose splice writes sometimes fall to a tenth of
+    their speed part-way through a large file while write(2) keeps its pace.
+    So the pace is measured every DRAIN_WINDOW bytes, and below SLOW_DRAIN the
+    rest of the body is left to `_receive_direct` (a writer thread beside the
+    reads).  Returns the bytes moved and whether the body ended here.
     """
     import fcntl  # Linux only, as splice(2)
+    from time import perf_counter
 
     reader, writer = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
     try:
@@ -748,14 +763,23 @@ async def _splice_direct(resource: Resource, part: _PartFile, on_chunk: Callable
         except OSError:  # over the user's pipe quota: the default size (64 KiB) still works
             capacity = fcntl.fcntl(writer, getattr(fcntl, "F_GETPIPE_SZ", 1032))
         total = 0
+        window_bytes = 0
+        window_seconds = 0.0
         while True:
             count = await resource.splice_into(writer, capacity)
             if not count:
-                return total
+                return total, True
+            started = perf_counter()
             part.drain_pipe(reader, count)
+            window_seconds += perf_counter() - started
+            window_bytes += count
             total += count
             if on_chunk is not None:
                 on_chunk(count)
+            if window_bytes >= DRAIN_WINDOW:
+                if window_seconds > SLOW_DRAIN * window_bytes / (1 << 20):
+                    return total, False  # the pipe is empty: the reads go on where the splices stopped
+                window_bytes, window_seconds = 0, 0.0
     finally:
         os.close(reader)
         os.close(writer)

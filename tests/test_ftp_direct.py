@@ -14,7 +14,9 @@ import errno
 import hashlib
 import os
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -137,3 +139,46 @@ async def test_where_splice_is_refused_the_same_bytes_arrive_by_reads(
     assert calls  # splice was tried, and refused
     assert (tmp_path / "large.bin").read_bytes() == LARGE and done.bytes == len(LARGE)
     assert not (tmp_path / "large.bin.part").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "splice"), reason="splice(2) is Linux only")
+@pytest.mark.parametrize("slow", [True, False], ids=["slow-file", "fast-file"])
+async def test_a_file_that_takes_spliced_bytes_slowly_gets_the_rest_by_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: bool
+) -> None:
+    # Splicing into the file blocks the event loop for as long as the file takes the bytes; where
+    # that pace falls below SLOW_DRAIN (a throttled disk), the rest of the body goes by reads and
+    # a writer thread.  The file gets the same bytes either way, and a fast file keeps splicing.
+    import fetcher.sink as sink
+
+    body = b"".join(index.to_bytes(4, "big") * 256 for index in range(40 * 1024))  # 40 MiB
+    real_drain, real_receive = sink._PartFile.drain_pipe, sink._receive_direct
+    drained: list[int] = []
+    received: list[int] = []
+
+    def drain(self: sink._PartFile, pipe: int, count: int) -> None:
+        real_drain(self, pipe, count)
+        drained.append(count)
+        if slow:
+            time.sleep(2 * sink.SLOW_DRAIN * count / (1 << 20))
+
+    async def receive(*args: Any) -> int:
+        received.append(await real_receive(*args))
+        return received[-1]
+
+    monkeypatch.setattr(sink._PartFile, "drain_pipe", drain)
+    monkeypatch.setattr(sink, "_receive_direct", receive)
+    if not slow:
+        monkeypatch.setattr(sink, "SLOW_DRAIN", 1e9)  # whatever this machine's pace, no switch
+    async with serving(FakeFtpServer({"/big.bin": body})) as server:
+        async with Client() as client:
+            async with client.open(f"{server.url}/big.bin") as resource:
+                assert resource.can_splice
+                done = await save(resource, tmp_path / "big.bin", digest=False)
+    assert (tmp_path / "big.bin").read_bytes() == body and done.bytes == len(body)
+    assert not (tmp_path / "big.bin.part").exists()
+    if slow:
+        assert sink.DRAIN_WINDOW <= sum(drained) < sink.DRAIN_WINDOW + (1 << 20)  # one window, then reads
+        assert received == [len(body) - sum(drained)]
+    else:
+        assert sum(drained) == len(body) and received == []
