@@ -23,16 +23,21 @@ def test_transfers_fit_in_the_open_file_limit() -> None:
     assert transfers_within(RESERVED, 8) == 1  # never none
 
 
+#: Sets the open-file limit given as argv[1:3], then becomes the command that follows (no preexec_fn:
+#: it is not safe in a process with threads, as a test run has).
+LIMITED = (
+    "import os, resource, sys; "
+    "resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), int(sys.argv[2]))); "
+    "os.execv(sys.argv[3], sys.argv[3:])"
+)
+
+
 def run_limited(limits: tuple[int, int], *args: str) -> subprocess.CompletedProcess[str]:
     """The real `fetch` command in a process whose open-file limit (soft, hard) is `limits`."""
     env = dict(os.environ, NETRC=str(ROOT / "tests" / "no-such-netrc"), http_proxy="", HTTP_PROXY="", all_proxy="",
                ALL_PROXY="")  # fmt: skip
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
-
-    return subprocess.run([sys.executable, "-m", "fetcher", *args], capture_output=True, text=True, timeout=120,
-                          env=env, preexec_fn=limit)  # fmt: skip
+    argv = [sys.executable, "-c", LIMITED, *map(str, limits), sys.executable, "-m", "fetcher", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
 
 
 async def serve_files(nursery: trio.Nursery, tmp_path: Path, count: int) -> Path:
@@ -71,12 +76,8 @@ def test_the_soft_limit_is_raised_to_the_hard_one_first() -> None:
         "import resource; from fetcher.descriptors import raise_soft_limit; "
         "print(raise_soft_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0])"
     )
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
-
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
-                            preexec_fn=limit)  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", LIMITED, "64", str(hard), sys.executable, "-c", code],
+                            capture_output=True, text=True, timeout=60, cwd=ROOT)  # fmt: skip
     reported, now = result.stdout.split()
     assert reported == now != "64"
     if hard != resource.RLIM_INFINITY:
