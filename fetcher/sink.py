@@ -746,12 +746,13 @@ async def _splice_direct(
     empty whenever the read can fail.  The file is written on the event loop
     (the pipe's bytes are already in the kernel; the write is a page-cache copy).
 
-    That copy is not always cheap: a disk that throttles writers, or (seen on
-    this project's VM) tmpfs, whose splice writes sometimes fall to a tenth of
-    their speed part-way through a large file while write(2) keeps its pace.
-    So the pace is measured every DRAIN_WINDOW bytes, and below SLOW_DRAIN the
-    rest of the body is left to `_receive_direct` (a writer thread beside the
-    reads).  Returns the bytes moved and whether the body ended here.
+    That copy is not always cheap: a disk that throttles writers, or memory
+    that must be faulted in page by page (seen on this project's VM, whose
+    host takes freed memory back: ~3 ms per MiB instead of ~0.3).  So the
+    pace is measured every DRAIN_WINDOW bytes, and below SLOW_DRAIN the rest
+    of the body is left to `_receive_direct` (a writer thread beside the
+    reads), and the loop runs on.  Returns the bytes moved and whether the
+    body ended here.
     """
     import fcntl  # Linux only, as splice(2)
     from time import perf_counter

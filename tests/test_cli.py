@@ -190,6 +190,9 @@ def test_stall_is_exit_8(x_test: None, capsysbinary: pytest.CaptureFixture[bytes
 
 
 def test_interrupt_is_exit_130(x_test: None, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    # Ctrl-C as a terminal delivers it, even when this test run inherited SIGINT ignored (a run
+    # started in the background), where Python would never raise KeyboardInterrupt.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     server = serve({"doc": None})
     timer = threading.Timer(0.5, os.kill, args=(os.getpid(), signal.SIGINT))
     try:
@@ -198,6 +201,7 @@ def test_interrupt_is_exit_130(x_test: None, capsysbinary: pytest.CaptureFixture
     finally:
         timer.cancel()
         server.close()
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_verbose_traces_protocol_lines(x_test: None, capsysbinary: pytest.CaptureFixture[bytes]) -> None:

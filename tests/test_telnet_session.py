@@ -216,6 +216,9 @@ def spawn_on_pty(slave: int, *args: str) -> subprocess.Popen[bytes]:
     def take_terminal() -> None:
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        # As a terminal's foreground job gets it: a test run started in the background (nohup,
+        # `&` in a script) passes SIGINT on ignored, and Python then never turns it into Ctrl-C.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     env = {**os.environ, "NETRC": str(ROOT / "tests" / "no-such-netrc"), "TERM": "vt100"}
     return subprocess.Popen(
