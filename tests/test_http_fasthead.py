@@ -84,6 +84,7 @@ def test_a_plain_nginx_head_takes_the_lean_path_as_h11_reads_it() -> None:
         b"HTTP/1.1 200 OK\r\nbad\rX: y\r\nContent-Length: 3\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nX: y\nbad\r\n\r\n",
         b"HTTP/1.1 200 OK\r\n\r\nContent-Length: 3\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n \r\n",  # a last line with no line feed of its own
     ],
 )
 def test_unusual_heads_are_left_to_h11(head: bytes) -> None:
@@ -120,6 +121,7 @@ FRAMING = st.sampled_from([b"", b"Content-Length: 5\r\n", b"Transfer-Encoding: c
 @example(b"HTTP/1.1 200 OK\r\n", [(b"X-A", b": ", b"a\x00", b"\r\n")], b"Content-Length: 5\r\n", b"\r\n")
 @example(b"HTTP/1.1 200 OK\r\n", [(b"X-A", b":\t", b" 12 ", b" \r\n")], b"Content-Length: 5\r\n", b"\r\n")
 @example(b"HTTP/1.1 200 OK\r\n", [(b"Transfer-Encoding", b": ", b"Chunked", b"\r\n")], b"", b"\r\n")
+@example(b"HTTP/1.1 200 OK\r\n", [(b"Content-Length", b":", b"0", b"\r\n ")], b"", b"\r\n")  # a last line unended
 @given(STATUS, st.lists(FIELD, max_size=4), FRAMING, st.sampled_from([b"\r\n", b"\n"]))
 def test_the_lean_path_never_reads_a_head_otherwise_than_h11(status: bytes, fields: list[tuple[bytes, ...]],
                                                              framing: bytes, end: bytes) -> None:  # fmt: skip

@@ -35,6 +35,7 @@ _VALUE_RE = re.compile(rb"(?:" + _CONTENT + rb")?")
 
 #: The end of a head.
 HEAD_END = b"\r\n\r\n"
+_LF = ord("\n")
 
 
 class FastHeaders(list[tuple[bytes, bytes]]):
@@ -65,12 +66,13 @@ def parse_head(head: bytes) -> FastResponse | None:
         return None
     start = status.end()
     end = len(head) - 2
-    if head[end:] != b"\r\n":
+    # The fields end where the blank line starts: just after a line feed (or there are none).
+    if head[end:] != b"\r\n" or (end > start and head[end - 1] != _LF):
         return None
     # findall gives b"" for an empty value (a group that matched nothing): the pairs as they are.
     fields = FastHeaders(_FIELD_LINE_RE.findall(head, start, end))
-    # Each match is one whole line, so the lines are all fields exactly when there are as many
-    # matches as line feeds: one C pass checks the head and splits it.
+    # Each match is one whole line, and every line ends with a line feed, so the lines are all
+    # fields exactly when there are as many matches as line feeds: one C pass checks and splits.
     if len(fields) != head.count(b"\n", start, end):
         return None
     code = int(status.group(1))
