@@ -103,12 +103,21 @@ def alternate(
     before_each: Callable[[str], None] | None = None,
     cwd: Path | None = None,
 ) -> Figure:
-    """Run every command `warmup` times unmeasured, then `runs` times in alternation."""
+    """Run every command `warmup` times unmeasured, then `runs` times in alternation.
+
+    Each round starts one tool later than the one before (a, b, c; b, c, a;
+    ...): whatever the machine does on a cycle of its own (on this VM, handing
+    memory freed by the previous run back to the host a moment later) then
+    falls on every tool in turn, not on the one that always follows the same
+    neighbour.
+    """
     available = {tool: argv for tool, argv in commands.items() if shutil.which(argv[0]) or Path(argv[0]).exists()}
     for tool in commands.keys() - available.keys():
         figure.notes.append(f"{tool} is not installed; skipped")
+    order = list(available.items())
     for round_number in range(warmup + runs):
-        for tool, argv in available.items():
+        shift = round_number % len(order) if order else 0
+        for tool, argv in order[shift:] + order[:shift]:
             if before_each is not None:
                 before_each(tool)
             sample = measure(argv, cwd=cwd)
