@@ -121,6 +121,11 @@ class LaneWork:
             self.retired = True
             self.lanes.workers[self.key] -= 1
 
+    def writer(self, item: LaneItem, content_type: str | None) -> BodyWriter:
+        """A `BodyWriter` for `item`'s document, named now if it was not yet, under this run's rules."""
+        return BodyWriter(item.url, self.path(item), content_type, digest=self.digest,
+                          directories=self.directories)  # fmt: skip
+
     def path(self, item: LaneItem) -> Path:
         """`destination(url)` for this item, asked once."""
         if item.path is None:
@@ -432,8 +437,7 @@ async def deliver(
     url = item.url
     on_chunk = work.on_chunk
     try:
-        writer = BodyWriter(url, work.path(item), resource.content_type, digest=work.digest,
-                            directories=work.directories)  # fmt: skip
+        writer = work.writer(item, resource.content_type)
     except FetchError as error:
         await resource.aclose()
         if settle is not None:

@@ -268,7 +268,7 @@ def _create_exclusive(partial: Path | str, at: At | None = None) -> int:
 
     With `at` (the target's directory and name), `partial` is that name's `.part` in that directory.
     """
-    name, directory = (at[1] + ".part", at[0]) if at is not None else (partial, None)
+    name, directory = _part_at(partial, at)
     for _ in range(2):
         try:
             return os.open(name, _CREATE, 0o666, dir_fd=directory)
@@ -303,7 +303,7 @@ _RENAME_NOREPLACE = 1
 _renameat2: Any = None
 
 
-def _rename_noreplace(source: str, target: str, directory: int = _AT_FDCWD) -> bool:
+def _rename_noreplace(source: str | Path, target: str, directory: int = _AT_FDCWD) -> bool:
     """Rename `source` to `target` only if nothing is there, atomically (Linux renameat2 RENAME_NOREPLACE).
 
     Relative names are looked up in `directory` (a descriptor), by default the working directory.
@@ -335,15 +335,16 @@ def _into_place(partial: str, target: Path, at: At | None = None) -> None:
     (OutputError) and `partial` stays.  Other failures are OSErrors.  With
     `at`, both names are looked up in that directory (`Directories`).
     """
-    if at is None:
-        if not _rename_noreplace(partial, os.fspath(target)):
-            _writable_target(target, False)
-            os.replace(partial, target)
-        return
-    directory, name = at
-    if not _rename_noreplace(name + ".part", name, directory):
+    source, directory = _part_at(partial, at)
+    name = at[1] if at is not None else os.fspath(target)
+    if not _rename_noreplace(source, name, _AT_FDCWD if directory is None else directory):
         _writable_target(target, False, at)
-        os.replace(name + ".part", name, src_dir_fd=directory, dst_dir_fd=directory)
+        os.replace(source, name, src_dir_fd=directory, dst_dir_fd=directory)
+
+
+def _part_at(partial: str | Path, at: At | None) -> tuple[str | Path, int | None]:
+    """The `.part` file's name and the directory descriptor it is looked up in: `partial` itself without `at`."""
+    return (at[1] + ".part", at[0]) if at is not None else (partial, None)
 
 
 def _load_renameat2() -> Any:
@@ -507,11 +508,9 @@ class BodyWriter:
 
 def _unlink_quietly(path: str, at: At | None = None) -> None:
     """Remove the `.part` file `path` (with `at`: the `.part` of that name in that directory) if it is there."""
+    name, directory = _part_at(path, at)
     try:
-        if at is not None:
-            os.unlink(at[1] + ".part", dir_fd=at[0])
-        else:
-            os.unlink(path)
+        os.unlink(name, dir_fd=directory)
     except OSError:
         pass
 

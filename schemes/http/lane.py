@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING
 from fetcher import guard
 from fetcher.errors import FetchError, ProtocolError
 from fetcher.net import Connection, current_budget
-from fetcher.sink import BodyWriter
 from fetcher.url import URL, HttpURL
 
 from . import response as rules
@@ -383,8 +382,7 @@ class _Lane:
             if fields.codings and not settings.raw:
                 decoder = decoder_for(fields.codings, max_encodings=self.limits.encodings,
                                       max_ratio=self.limits.decoded_ratio)  # fmt: skip
-            writer = BodyWriter(url, work.path(item), fields.content_type, digest=work.digest,
-                                directories=work.directories)  # fmt: skip
+            writer = work.writer(item, fields.content_type)
         except FetchError as error:
             # The reply must still be read to keep the connection in step.
             try:
