@@ -27,7 +27,7 @@ from .pool import Pool
 from .registry import get_handler
 from .resource import Advisory, Entry, Resource
 from .settings import BULK_SPEED_LIMIT, Settings
-from .sink import Download, partial_size, save
+from .sink import Download, partial_path, partial_size, save
 from .url import URL, parse_url, redact
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from . import tap
     from .batch import FetchAll
     from .ratelimit import RateLimiter
+    from .resume import Validators
 
 log = logging.getLogger("fetcher")
 T = TypeVar("T")
@@ -79,6 +80,7 @@ class Session:
         hops: int = 0,
         origin: URL | None = None,
         user_origin: Origin | None = None,
+        validators: Validators | None = None,
     ) -> None:
         self.client = client
         self.url = url
@@ -88,6 +90,9 @@ class Session:
         #: Resume point the caller asked for; handlers that can resume honour it
         #: and report where the body really starts in `Resource.offset`.
         self.offset = offset
+        #: What was recorded about the document the resumed part belongs to (fetcher/resume.py):
+        #: a handler that finds it changed starts over instead of appending another version's tail.
+        self.validators = validators
         self.hops = hops
         #: The URL the user asked for (before redirects): credentials given for
         #: it must not travel to another origin.
@@ -169,7 +174,8 @@ class Session:
         if self.tap is not None:
             await self.tap.commit(hop=True)
         return await self.client._open(
-            url, offset=self.offset, hops=self.hops + 1, origin=self.origin, user_origin=self.user_origin
+            url, offset=self.offset, hops=self.hops + 1, origin=self.origin, user_origin=self.user_origin,
+            validators=self.validators,
         )
 
 
@@ -310,6 +316,7 @@ class Client:
         hops: int = 0,
         origin: URL | None = None,
         user_origin: Origin | None = None,
+        validators: Validators | None = None,
     ) -> Resource:
         if isinstance(url, str):
             url = parse_url(url)
@@ -317,7 +324,8 @@ class Client:
         handler = get_handler(url.scheme)
         if user_origin is None:
             user_origin = _bulk_user_origin.get()
-        session = Session(self, url, offset=offset, hops=hops, origin=origin, user_origin=user_origin)
+        session = Session(self, url, offset=offset, hops=hops, origin=origin, user_origin=user_origin,
+                          validators=validators)  # fmt: skip
         session.tap = _start_tap(url)
         try:
             resource = await handler.open(url, session)
@@ -341,7 +349,9 @@ class Client:
         )
 
     @asynccontextmanager
-    async def open(self, url: URL | str, *, offset: int = 0, redirect: URL | None = None) -> AsyncIterator[Resource]:
+    async def open(
+        self, url: URL | str, *, offset: int = 0, redirect: URL | None = None, validators: Validators | None = None
+    ) -> AsyncIterator[Resource]:
         """The resource, streaming; closed (or its connection pooled) on exit.
 
         `redirect`: `url` answered with a redirect to there (read by a bulk
@@ -360,9 +370,9 @@ class Client:
             # (name lookup, UDP exchanges); those raise the same Timeout themselves.
             with aio.cancel_scope(deadline=budget.deadline) as scope:
                 if redirect is None:
-                    resource = await self._open(url, offset=offset)
+                    resource = await self._open(url, offset=offset, validators=validators)
                 else:  # the lane read the redirect; follow it as the handler would have
-                    resource = await Session(self, url, offset=offset).follow(redirect)
+                    resource = await Session(self, url, offset=offset, validators=validators).follow(redirect)
             if scope.cancelled_caught:
                 raise budget.expired()
             resource.budget = budget
@@ -421,10 +431,16 @@ class Client:
 
         `digest=False`: no SHA-256 is computed (`Download.sha256` is None).
         """
+        from .resume import recorded, restart_note
+
         offset = partial_size(path) if resume else 0
-        async with self.open(url, offset=offset, redirect=redirect) as resource:
+        validators = recorded(partial_path(path)) if offset else None
+        async with self.open(url, offset=offset, redirect=redirect, validators=validators) as resource:
             if resource.kind != "document":
                 return Fetched.without_body(resource)
+            note = restart_note(resource, offset)
+            if note is not None:  # bytes are fetched again: never silently (issue 29)
+                log.warning("fetch: %s: %s", path, note)
             return await save(resource, path, resumed=offset > 0, on_chunk=on_chunk, digest=digest)
 
     def fetch_all(

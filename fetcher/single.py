@@ -3,7 +3,9 @@
 - stdout (no -o/-O, or `-o -`): raw bytes to a pipe or file; escaped text on
   a terminal, where binary data is refused unless `-o -` asked for it;
 - a file (-o FILE, -O): written through FILE.part; `--no-clobber` keeps an
-  existing file, `-C` on a complete file says so and downloads nothing;
+  existing file; `-C` continues FILE.part, or FILE itself when there is no
+  FILE.part (says so and downloads nothing when it is complete), and says
+  on stderr when it has to start over (fetcher/resume.py);
 - a progress bar on stderr when it is a terminal and the document is not
   being written to that same terminal (`--progress`/`-s` force it);
 - transient failures retried with `Client.with_retries` (`--retries`),
@@ -93,31 +95,39 @@ async def _attempt(
     client: Client, url: Any, args: argparse.Namespace, target: Path | None, *, resume: bool, done: Done
 ) -> Done:
     from . import render
-    from .sink import partial_size, save
+    from .resume import recorded, restart_note
+    from .sink import partial_path, partial_size, save
 
     offset = partial_size(target) if target is not None and resume else 0
-    complete = _complete_size(target) if target is not None and args.resume and offset == 0 else None
-    async with client.open(url, offset=offset) as resource:
+    validators = recorded(partial_path(target)) if target is not None and offset else None
+    # -C on FILE with no FILE.part (left by wget, curl, a copy): FILE itself is continued, as `curl -C -` does.
+    adopted = (_complete_size(target) or 0) if target is not None and args.resume and offset == 0 else 0
+    async with client.open(url, offset=offset or adopted, validators=validators) as resource:
         if resource.kind != "document":
             print_resource_meta(resource, args, target)
             return done
-        if complete is not None and resource.size == complete:
-            _say(f"{target} is already complete ({complete} bytes); nothing to do")
+        if adopted and (kept := _nothing_to_add(resource, adopted)) is not None:
+            _say(f"{target} {kept}")
             return done
+        note = restart_note(resource, offset or adopted)
+        if note is not None:  # bytes already on disk are fetched again: never without a word
+            _say(f"{target}: {note}" if target is not None else note)
         if target is None:
             await _stream_to_stdout(resource, args, done)
             return done
         named = server_name(resource, args)
-        if args.remote_name and not args.output and named and offset == 0:
+        if args.remote_name and not args.output and named and not (offset or adopted):
             suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, named)
             if suggested != target and args.no_clobber and os.path.lexists(suggested):
                 _say(f"{suggested} exists; kept it (--no-clobber)")
                 return done
             target = suggested
-        bar = _bar(args, resource, target.name, offset, to_terminal=False)
+        if adopted and resource.offset:
+            _adopt(target)
+        bar = _bar(args, resource, target.name, resource.offset, to_terminal=False)
         # -o names the user's own file: a special one (/dev/null, a FIFO) is written in place.
         with bar:
-            download = await save(resource, target, resumed=offset > 0, digest=False,
+            download = await save(resource, target, resumed=(offset or adopted) > 0, digest=False,
                                   in_place_ok=bool(args.output), on_chunk=bar.advance)  # fmt: skip
         done.size = download.bytes
         return done
@@ -132,8 +142,35 @@ def server_name(resource: Resource, args: argparse.Namespace) -> str | None:
     return resource.filename
 
 
+def _nothing_to_add(resource: Resource, size: int) -> str | None:
+    """What -C says of the user's FILE of `size` bytes when the server has no more bytes for it, else None.
+
+    Complete when the server has exactly that many (a 416, or a whole document of that size);
+    longer than the server's document: kept as it is (curl and wget do not touch it either).
+    """
+    if resource.size == size and resource.offset in (0, size):
+        return f"is already complete ({size} bytes); nothing to do"
+    if not resource.offset and resource.size is not None and resource.size < size:
+        return f"is longer than the document on the server ({size} > {resource.size} bytes); kept it, nothing to do"
+    return None
+
+
+def _adopt(target: Path) -> None:
+    """The user's partial FILE becomes FILE.part, which the rest is appended to and renamed back when complete."""
+    from .errors import OutputError
+    from .resume import forget
+    from .sink import partial_path
+
+    part = partial_path(target)
+    forget(part)  # validators of some earlier .part describe another document
+    try:
+        os.rename(target, part)
+    except OSError as error:
+        raise OutputError(f"cannot continue {target}: {error.strerror}", hint="remove it and run again") from None
+
+
 def _complete_size(target: Path) -> int | None:
-    """Size of an existing regular file -C could find complete (no .part beside it)."""
+    """Size of an existing regular file -C continues when there is no FILE.part beside it."""
     try:
         info = os.lstat(target)
     except OSError:

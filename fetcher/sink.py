@@ -125,23 +125,41 @@ class _PartFile:
     arrive still in `.part` for -C.
     """
 
-    def __init__(self, partial: Path, start: int, digest: Any, *, in_place: Path | None = None) -> None:
+    def __init__(
+        self, partial: Path, start: int, digest: Any, *, in_place: Path | None = None,
+        source: Resource | None = None, resumed: bool = False,
+    ) -> None:  # fmt: skip
         self.partial = partial
         self.start = start
         self.digest = digest
         self.in_place = in_place
         self.sink: IO[bytes] | None = None
         self.terminal: TerminalText | None = None
+        #: The response whose validators are kept beside a `.part` left for -C (fetcher/resume.py).
+        self.source = source
+        #: A record may lie beside `.part` (this transfer resumed, or kept it): removed with it.
+        self.recorded = resumed
 
     @property
     def where(self) -> Path:
         return self.in_place or self.partial
 
-    def open(self) -> None:
+    def open(self, keep_record: bool = True) -> None:
         try:
             self._open()
         except OSError as error:
             raise output_error(error, self.where) from None
+        if keep_record and self.source is not None and self.in_place is None:
+            self._keep_record()
+
+    def _keep_record(self) -> None:
+        """What the response said about its document, beside the `.part` a -C may continue."""
+        from . import resume
+
+        assert self.source is not None
+        if self.start and os.path.lexists(resume.record_path(self.partial)):
+            return  # the handler checked the record against this response: it stands
+        self.recorded = resume.record(self.partial, resume.Validators.of(self.source)) or self.recorded
 
     def _open(self) -> None:
         if self.in_place is not None:
@@ -243,9 +261,13 @@ class _PartFile:
                 _into_place(os.fspath(self.partial), target)
         except OSError as error:
             raise output_error(error, target) from None
+        if self.recorded:
+            from .resume import forget
+
+            forget(self.partial)
 
     def write_all(self, chunks: list[bytes], target: Path, modified: float | None, complete: bool) -> None:
-        self.open()
+        self.open(keep_record=not complete)
         try:
             self.write(chunks)
         except BaseException:
@@ -281,7 +303,18 @@ def _create_exclusive(partial: Path | str, at: At | None = None) -> int:
                     hint="remove it (someone else put it there), or choose another name",
                 ) from None
             os.unlink(name, dir_fd=directory)  # an earlier run's .part, restarted (without -C)
+            _forget_record(name, directory)
     raise OutputError(f"{partial} keeps reappearing; another program is writing there", hint="choose another name")
+
+
+def _forget_record(partial: str | Path, directory: int | None) -> None:
+    """The validators kept for an earlier `.part` (fetcher/resume.py) go with it."""
+    from .resume import record_path
+
+    try:
+        os.unlink(record_path(partial), dir_fd=directory)
+    except OSError:
+        pass
 
 
 def _writable_target(target: Path, in_place_ok: bool, at: At | None = None) -> str:
@@ -542,7 +575,8 @@ async def save(
     in_place = None
     if _writable_target(target, in_place_ok) == "special":
         in_place, start = target, 0
-    part = _PartFile(partial_path(target), start, hashlib.sha256() if digest else None, in_place=in_place)
+    part = _PartFile(partial_path(target), start, hashlib.sha256() if digest else None, in_place=in_place,
+                     source=resource, resumed=resumed)  # fmt: skip
     modified = resource.modified.timestamp() if resource.modified is not None else None
     written = start
     buffered: list[bytes] = []

@@ -28,7 +28,7 @@ from .control import Control, StaleControl, transient_from
 from .data import AsciiDecoder, HeldEntries, LineBatches, NameParser
 from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
 from .replies import BadReply, Reply, announced_size, error_for, parse_mdtm, parse_pwd, parse_size
-from .retr import RetrBody
+from .retr import RetrBody, resume_problem
 
 if TYPE_CHECKING:
     from fetcher.client import Client
@@ -236,21 +236,20 @@ class Handler:
         if code == "I" and _wants_facts(session):
             size = parse_size(await control.command("SIZE", name))
             modified = parse_mdtm(await control.command("MDTM", name))
-        offset = 0
         wanted = session.offset
-        if wanted and size is not None and code == "I":
-            if wanted == size:
-                trace.debug("* the local copy already holds all %d bytes", size)
-                return self._document(url, control, release, name, code, size, modified, size, _empty())
-            if wanted < size:
-                offset = wanted
+        restart = resume_problem(wanted, code, size, modified, session.validators) if wanted else None
+        offset = wanted if wanted and restart is None else 0
+        if offset and offset == size:
+            trace.debug("* the local copy already holds all %d bytes", size)
+            return self._document(url, control, release, name, code, size, modified, size, _empty())
         data = await control.open_data(session.connect, url.scheme)
         try:
             if offset:
                 reply = await control.command("REST", str(offset))
                 if reply.code != 350:
-                    trace.debug("* REST refused; starting over")
-                    offset = 0
+                    restart, offset = f"the server refused to resume ({reply.summary})", 0
+            if restart is not None:
+                trace.debug("* %s; starting over", restart)
             await control.send("RETR", name)
             reply = await control.read_reply()
             if not reply.preliminary and not reply.ok:
@@ -268,7 +267,10 @@ class Handler:
             size = announced_size(reply)  # without SIZE, what the 150 reply announces checks the length
         expected = size - offset if size is not None and code == "I" else None
         body = RetrBody(control, data, final, name, decoder, expected)
-        return self._document(url, control, release, name, code, size, modified, offset, body)
+        resource = self._document(url, control, release, name, code, size, modified, offset, body)
+        if restart is not None:
+            resource.metadata["restart"] = restart  # said on stderr by the caller: bytes are fetched again
+        return resource
 
     def _document(
         self,

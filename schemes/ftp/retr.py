@@ -11,7 +11,8 @@ generator step per read (issue 17: a 1 GiB RETR).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from fetcher.errors import ProtocolError, TransientError
 from fetcher.net import Connection
@@ -19,6 +20,33 @@ from fetcher.net import Connection
 from .control import Control, transient_from
 from .data import AsciiDecoder
 from .replies import Reply, error_for
+
+if TYPE_CHECKING:
+    from fetcher.resume import Validators
+
+
+def resume_problem(
+    wanted: int, code: str, size: int | None, modified: datetime | None, recorded: Validators | None
+) -> str | None:
+    """Why a RETR cannot continue a local part of `wanted` bytes with REST, or None when it can.
+
+    FTP has no validator: SIZE and MDTM, asked before RETR, are compared with
+    what they were when the part was begun (`recorded`), so a file changed on
+    the server is fetched whole rather than spliced onto the old head.
+    """
+    from fetcher.resume import Validators, seconds
+
+    if code != "I":
+        return "an ASCII-mode transfer cannot resume (its byte counts differ between the two sides)"
+    if size is None:
+        return "the server does not tell the file's size (SIZE), so the part on disk cannot be checked"
+    if recorded is not None:
+        changed = recorded.changed(Validators(modified=seconds(modified), length=size))
+        if changed is not None:
+            return changed
+    if wanted > size:
+        return f"the local part ({wanted} bytes) is longer than the file on the server ({size} bytes)"
+    return None
 
 
 class RetrBody:

@@ -29,7 +29,7 @@ from .connection import HTTPConnection
 from .decoding import Decoder, decoder_for
 from .fasthead import FastResponse
 from .proxy import choose_proxy
-from .request import RequestHead, build_connect, build_request, origin_of, public
+from .request import ACCEPT_ENCODING, RequestHead, build_connect, build_request, origin_of, public
 
 if TYPE_CHECKING:
     from fetcher.client import Client
@@ -114,6 +114,10 @@ class Handler:
             proxy_credentials=proxy_credentials if url.scheme == "http" else None,
             extra=settings.headers,
         )
+        validators = session.validators if offset > 0 else None
+        condition = validators.if_range() if validators is not None else None
+        if condition is not None and not any(name.lower() == "if-range" for name, _ in head.headers):
+            head.headers.append(("If-Range", condition))  # a changed document comes whole (200), not as a tail
         since = session.client.conditions.get(str(url)) if offset == 0 else None
         if since is not None:  # a mirror's -N: the local copy's ETag (checked when stored) and time
             tag = session.client.etags.get(str(url))
@@ -126,7 +130,16 @@ class Handler:
         status = reply.status_code
         if status == 416 and offset > 0:
             return await self._range_refused(url, session, route, lease, reply, head)
-        return await self._outcome(url, session, route, lease, reply, credentials is not None, offset)
+        if status == 206 and offset > 0:
+            problem = rules.resume_problem(rules.decode_headers(reply.headers.raw_items()), offset, validators)
+            if problem is not None:  # never append this body to the part on disk
+                await lease.aclose()
+                return await self._start_over(url, session, route, head, problem)
+        resource = await self._outcome(url, session, route, lease, reply, credentials is not None, offset)
+        if offset > 0 and resource.kind == "document" and not resource.offset and "restart" not in resource.metadata:
+            headers = resource.metadata.get("headers") or []
+            resource.metadata["restart"] = rules.ignored_range(headers, validators)
+        return resource
 
     # -- credentials ---------------------------------------------------------
 
@@ -315,20 +328,42 @@ class Handler:
         await self._discard(lease, headers)
         span = rules.content_range(rules.header(headers, "content-range"))
         offset = session.offset
-        if span is not None and span.total == offset:
+        total = span.total if span is not None else None
+        recorded = session.validators
+        changed = recorded.changed(rules.validators_of(headers, length=total)) if recorded is not None else None
+        if total == offset and changed is None:
             trace.debug("* the local part already holds all %d bytes", offset)
             return Resource(url, "document", content_type=rules.header(headers, "content-type"), size=offset,
                             body=_nothing(), offset=offset, metadata={"status": 416, "headers": headers})  # fmt: skip
-        trace.debug("* the server cannot resume at %d; starting over", offset)
+        if changed is not None:
+            reason = changed
+        elif total is not None and total < offset:
+            reason = f"the local part ({offset} bytes) is longer than the document on the server ({total} bytes)"
+        else:
+            reason = f"the server cannot send the bytes from {offset} on (HTTP 416)"
+        return await self._start_over(url, session, route, head, reason)
+
+    async def _start_over(
+        self, url: HttpURL, session: Session, route: Route, head: RequestHead, reason: str
+    ) -> Resource:
+        """The whole document again, without Range: a resume that cannot continue the part on disk.
+
+        `reason` goes with the resource (`metadata["restart"]`) for the caller to print.
+        """
+        trace.debug("* %s; starting over", reason)
+        dropped = ("range", "if-range", "accept-encoding")
         fresh = RequestHead(
             head.method,
             head.target,
-            [(name, value) for name, value in head.headers if name not in ("Range", "Accept-Encoding")]
-            + [("Accept-Encoding", "gzip, deflate")],
+            [(name, value) for name, value in head.headers if name.lower() not in dropped]
+            + [("Accept-Encoding", ACCEPT_ENCODING)],
         )
         lease, reply = await self._exchange(url, session, route, fresh)
         credentials = any(name == "Authorization" for name, _ in head.headers)
-        return await self._outcome(url, session, route, lease, reply, credentials, 0)
+        resource = await self._outcome(url, session, route, lease, reply, credentials, 0)
+        if resource.kind == "document" and not resource.offset:
+            resource.metadata.setdefault("restart", reason)
+        return resource
 
     async def _read_some(self, lease: Lease, headers: rules.Headers, limit: int) -> tuple[bytes, bool]:
         """Up to `limit` decoded body bytes; True if the body ended within it."""

@@ -11,10 +11,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
 from fetcher.text import LazyPatterns, escape, mask_secrets, safe_filename
+
+if TYPE_CHECKING:
+    from fetcher.resume import Validators
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: How much of an error page (or of a redirect body being discarded) is read.
@@ -252,3 +256,48 @@ def status_error(status: int, reason: str, where: str, headers: Headers, *, sent
         hint = "the server failed; try again later" if status >= 500 else ""
         error = ProtocolError(f"{what} for {where}", hint=hint or None, url=where)
     return error
+
+
+# -- resuming (-C): never append another version's tail ---------------------------------------------
+
+
+def validators_of(headers: Headers, *, length: int | None) -> Validators:
+    """What a reply says about its document: ETag, Last-Modified, and the whole `length` the caller read."""
+    from fetcher.etags import valid_tag
+    from fetcher.resume import Validators, seconds
+
+    return Validators(etag=valid_tag(header(headers, "etag")),
+                      modified=seconds(last_modified(header(headers, "last-modified"))), length=length)  # fmt: skip
+
+
+def resume_problem(headers: Headers, offset: int, recorded: Validators | None) -> str | None:
+    """Why a 206 cannot continue a local part of `offset` bytes, or None when it can.
+
+    The range must start where the part ends and agree with Content-Length;
+    the document it is cut from must be the one the part was cut from
+    (`recorded`): a server that ignores If-Range answers a changed file
+    with the new version's tail, and only the validators tell.
+    """
+    span = content_range(header(headers, "content-range"))
+    if span is None or span.first is None or span.last is None:
+        return "the server's 206 reply has no usable Content-Range"
+    if span.first != offset:
+        return f"the server sent the bytes from {span.first} on, not from {offset}"
+    if span.total is not None and span.last >= span.total:
+        return f"the server's Content-Range ends at byte {span.last} of a {span.total}-byte document"
+    length = content_length(headers)
+    if length is not None and length != span.last - span.first + 1:
+        return f"the server's 206 reply has {length} bytes for a range of {span.last - span.first + 1}"
+    if recorded is None:
+        return None
+    return recorded.changed(validators_of(headers, length=span.total))
+
+
+def ignored_range(headers: Headers, recorded: Validators | None) -> str:
+    """Why a whole document answered a resume: it changed (If-Range did its job), or ranges are ignored."""
+    if recorded is not None:
+        coded = bool(header_list(headers, "content-encoding"))
+        changed = recorded.changed(validators_of(headers, length=None if coded else content_length(headers)))
+        if changed is not None:
+            return changed
+    return "the server ignored the byte range"
