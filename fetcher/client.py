@@ -356,6 +356,9 @@ class Client:
 
         `redirect`: `url` answered with a redirect to there (read by a bulk
         lane, fetcher/lanes.py); it is followed under the redirect policy.
+        `validators`: what was recorded about the document a resume from
+        `offset` continues (fetcher/resume.py); a handler that finds it
+        changed starts over and says why in `metadata["restart"]`.
 
         Everything fetcher does for this URL inside the block (connecting,
         the dialogue, reading the body) is bounded by --max-time and the

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from dataclasses import dataclass
@@ -163,6 +164,7 @@ def _adopt(target: Path) -> None:
 
     part = partial_path(target)
     forget(part)  # validators of some earlier .part describe another document
+    logging.getLogger("fetcher.trace").debug("* no %s: continuing %s itself", part.name, target.name)
     try:
         os.rename(target, part)
     except OSError as error:
