@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     auth.add_argument("--starttls", action="store_true", help="NNTP STARTTLS when offered")
     proto = parser.add_argument_group("protocol inputs (fetch --help SCHEME says which apply)")
     proto.add_argument("-C", "--continue", dest="resume", action="store_true",
-                       help="resume FILE.part of -o/-O (HTTP, FTP, file)")  # fmt: skip
+                       help="resume FILE.part of -o/-O, or FILE itself without one (HTTP, FTP, file)")  # fmt: skip
     proto.add_argument("--query", metavar="WORDS",
                        help="search words for gopher type 7 and wais databases (default: the URL's "
                        "?WORDS or %%09WORDS, else an error)")  # fmt: skip
