@@ -33,7 +33,7 @@ _DOT_DOT = frozenset({"..", ".%2e", "%2e.", "%2e%2e"})
 
 def origin(url: URL) -> Origin:
     """(scheme, host in lower case, port): what must match for two URLs to be on the same server."""
-    return url.scheme, str(getattr(url, "host", "") or "").lower(), getattr(url, "port", None)
+    return url.origin
 
 
 def place(url: URL) -> Scope | None:
