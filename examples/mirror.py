@@ -2,7 +2,8 @@
 
     python3 examples/mirror.py ftp://127.0.0.1:2121/pub/ out/ --depth 3
 
-Stays on the starting host and scheme, visits each URL once, and saves
+Stays on the starting origin (scheme, host and port: another port is
+another server), visits each URL once, and saves
 documents under out/ with names that cannot escape it.  The `fetch -r`
 command does the same with more options; this is the library version.
 """
@@ -22,7 +23,6 @@ from fetcher.sink import save
 
 async def mirror(start: str, out: Path, depth: int) -> None:
     root = parse_url(start)
-    host = getattr(root, "host", None)
     queue = deque([(root, 0)])
     seen = {str(root)}
     async with Client() as client:
@@ -46,7 +46,7 @@ async def mirror(start: str, out: Path, depth: int) -> None:
                 if not entry.url:
                     continue
                 child = parse_url(entry.url)
-                if child.scheme != root.scheme or getattr(child, "host", None) != host or str(child) in seen:
+                if child.origin != root.origin or str(child) in seen:
                     continue
                 seen.add(str(child))
                 queue.append((child, level + 1))

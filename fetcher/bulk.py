@@ -330,7 +330,6 @@ class BulkRun:
         self.pending = 0
         #: -i -: URLs are still arriving on stdin (the queue stays open while pending is 0).
         self.feeding = False
-        self.start_hosts: set[str] = set()
         #: Who runs the URLs: this process, or a cluster executor of the same shape (fetcher/cluster.py).
         self.fetch_all: Any = client.fetch_all
         self.mirror: Mirror | None = None
@@ -344,6 +343,7 @@ class BulkRun:
                 follow_schemes=self.follow_schemes,
                 user_agent=client.settings.user_agent or "fetcher",
                 log=progress.log,
+                span_hosts=args.span_hosts,
             )
         if self.mirror is not None and self.mirror.timestamping:
             from .etags import EtagStore
@@ -456,11 +456,10 @@ class BulkRun:
             except URLError as error:
                 self.finish(job, _record(job, "failed", error=error), queued=False)
                 continue
-            host = getattr(job.url, "host", None)
-            if host:
-                self.start_hosts.add(host)
-            if self.mirror is not None and job.url.scheme in ("http", "https"):
-                self._up_to_date(job)  # -N: If-Modified-Since for a start page already saved
+            if self.mirror is not None:
+                self.mirror.start(job.url)  # its origin is one links may lead to
+                if job.url.scheme in ("http", "https"):
+                    self._up_to_date(job)  # -N: If-Modified-Since for a start page already saved
             self.enqueue(job)
 
     def follow_links(self, job: Job, result: Fetched) -> None:
@@ -468,45 +467,60 @@ class BulkRun:
         if not self.args.recursive or job.depth >= self.args.depth:
             return
         for entry in result.entries:
-            url = None
-            if entry.url:
-                try:
-                    url = parse_url(entry.url)
-                except URLError:
-                    continue
-            if self.mirror is not None and self._mirror_refuses(job, entry, url):
-                continue
-            if url is None:
-                continue
-            # A news: group's articles are nntp: URLs on the server the handler chose.
-            news = job.url.scheme == "news" and url.scheme in ("nntp", "nntps")
-            if url.scheme != job.url.scheme and url.scheme not in self.follow_schemes and not news:
-                continue
-            host = getattr(url, "host", None)
-            if (not self.args.span_hosts and not news and host not in self.start_hosts
-                    and host != getattr(job.url, "host", None)):  # fmt: skip
-                continue
-            child = Job(text=str(url), line=None, url=url, depth=job.depth + 1, parent=str(job.url),
-                        suggested=entry.filename, immutable=entry.immutable)  # fmt: skip
-            if str(url) in self.visited:
+            child = self._admit(job, entry)
+            if child is None:
                 continue
             if self._over_cap():
                 return
+            self._take(job, entry, child)
+
+    def _admit(self, job: Job, entry: Any) -> Job | None:
+        """The job for a link -r follows, or None: out of scope, off the run's origins, seen, or refused.
+
+        Everything that decides without a connection is here, so an HTML
+        page's links meet it before robots.txt is fetched for their origin.
+        """
+        assert job.url is not None and self.mirror is not None
+        url = None
+        if entry.url:
             try:
-                guard.check(url, self.client.policy)
-            except UnsafeURL as refusal:
-                self.visited.add(str(url))
-                self.finish(child, _record(child, "skipped", reason=f"guard: {refusal.message}"), queued=False)
-                continue
-            if child.immutable and self._saved_already(child):
-                continue
-            if self.mirror is not None:
-                self.mirror.adopt(job.url, url, entry)
-                if (confined := self.mirror.confinement(job.url, entry, url)) is not None:
-                    self.client.confine[str(url)] = confined
-                if entry.type not in ("directory", "menu") and self._up_to_date(child):
-                    continue
-            self.enqueue(child)
+                url = parse_url(entry.url)
+            except URLError:
+                return None
+        reason = self.mirror.consider(job.url, entry, url)
+        if reason is not None or url is None:
+            self._mirror_skips(job, entry, url, reason)
+            return None
+        away = self.mirror.leaves(job.url, url)
+        if away == "":  # another host or scheme: not this tree, dropped without a word
+            return None
+        child = Job(text=str(url), line=None, url=url, depth=job.depth + 1, parent=str(job.url),
+                    suggested=entry.filename, immutable=entry.immutable)  # fmt: skip
+        if str(url) in self.visited:
+            return None
+        try:  # before the other-port reason: a refused port is the stronger news
+            guard.check(url, self.client.policy)
+        except UnsafeURL as refusal:
+            self.visited.add(str(url))
+            self.finish(child, _record(child, "skipped", reason=f"guard: {refusal.message}"), queued=False)
+            return None
+        if away is not None:
+            self._mirror_skips(job, entry, url, away)
+            return None
+        return child
+
+    def _take(self, job: Job, entry: Any, child: Job) -> None:
+        """Queue an admitted link (unless -N finds its copy current, or another page queued it meanwhile)."""
+        assert job.url is not None and child.url is not None and self.mirror is not None
+        url = child.url
+        if str(url) in self.visited or (child.immutable and self._saved_already(child)):
+            return
+        self.mirror.adopt(job.url, url, entry)
+        if (confined := self.mirror.confinement(job.url, entry, url)) is not None:
+            self.client.confine[str(url)] = confined
+        if entry.type not in ("directory", "menu") and self._up_to_date(child):
+            return
+        self.enqueue(child)
 
     def _saved_already(self, job: Job) -> bool:
         """An immutable entry (a numbered news article) whose file exists is not fetched again."""
@@ -521,18 +535,13 @@ class BulkRun:
         self.finish(job, _record(job, "skipped", reason="saved already", path=str(job.path)), queued=False)
         return True
 
-    def _mirror_refuses(self, job: Job, entry: Any, url: URL | None) -> bool:
-        """-r's scope, loop and can't-mirror rules (fetcher.mirror); a reason is recorded once as skipped."""
-        assert job.url is not None and self.mirror is not None
-        reason = self.mirror.consider(job.url, entry, url)
-        if reason is None:
-            return False
+    def _mirror_skips(self, job: Job, entry: Any, url: URL | None, reason: str | None) -> None:
+        """A link -r's scope, origin, loop and can't-mirror rules (fetcher.mirror) refused: recorded once."""
         key = str(url) if url is not None else f"{job.url} {entry.name}"
         if reason and key not in self.visited:
             self.visited.add(key)
             child = Job(text=key, line=None, url=url, depth=job.depth + 1, parent=str(job.url))
             self.finish(child, _record(child, "skipped", reason=reason, name=entry.name), queued=False)
-        return True
 
     def _up_to_date(self, job: Job) -> bool:
         """-N: a file whose local copy matches its listing is recorded as unchanged, not retrieved."""
@@ -591,7 +600,8 @@ class BulkRun:
             if getattr(self.args, "content_disposition", False) and result.filename:
                 result = await self._server_named(job, result)
             if self.mirror is not None:
-                common["change"] = self.mirror.saved(job.url, result.path, result.etag)  # type: ignore[arg-type]
+                common["change"] = self.mirror.saved(job.url, result.path, result.etag,  # type: ignore[arg-type]
+                                                     result.content_type)  # fmt: skip
                 if result.etag is not None:
                     common["etag"] = result.etag
             self.finish(job, self._saved(job, result, common))
@@ -599,7 +609,9 @@ class BulkRun:
                 await self._follow_page(job, result.path, result.content_type, str(result.url))
         elif isinstance(outcome.result, Fetched) and self._not_modified(job, outcome.result):
             self.finish(job, _record(job, "ok", path=str(job.path), bytes=0, change="unchanged", **common))
-            await self._follow_page(job, job.path, None, str(job.url))
+            assert self.mirror is not None and job.url is not None and job.path is not None
+            # The copy is the page: its links are checked as a fresh page's (with the type it was saved with).
+            await self._follow_page(job, job.path, self.mirror.page_type(job.url, job.path), str(job.url))
         elif isinstance(outcome.result, Fetched) and outcome.result.metadata.get("skipped"):
             reason = str(outcome.result.metadata["skipped"])  # -r: a link that leads outside or loops
             name = str(job.url).rstrip("/").rsplit("/", 1)[-1]
@@ -667,30 +679,30 @@ class BulkRun:
             self.mirror.started(job.url, listing=False)
         from .mirror import is_html, page_links
 
-        if job.depth >= self.args.depth or not is_html(content_type, path) or path is None:
+        if job.depth >= self.args.depth or path is None or (content_type and not is_html(content_type, None)):
             return
-        links, note = await aio.run_sync(
+        links, note = await aio.run_sync(  # without a type, is_html reads the first bytes: in the thread too
             lambda: page_links(path, page_url, content_type, max_links=self.limits.frontier)
-        )
+            if is_html(content_type, path) else ([], None)
+        )  # fmt: skip
         if note:
             self.progress.log(f"fetch: {escape(page_url)}: {escape(note)}; the links found first are followed")
-        entries = []
+        admitted = []
         for link in links:
-            try:
-                url = parse_url(link)
-            except URLError:
+            entry = Entry(name=link, url=link)
+            child = self._admit(job, entry)  # scope and origin first: robots.txt only of origins crawled
+            if child is None or child.url is None:
                 continue
-            host = getattr(url, "host", None)
-            if link in self.visited or (not self.args.span_hosts and host not in self.start_hosts):
-                continue
-            if not await self.mirror.robots_allow(self.client, url):
-                self.visited.add(link)
-                child = Job(text=link, line=None, url=url, depth=job.depth + 1, parent=str(job.url))
+            if not await self.mirror.robots_allow(self.client, child.url):
+                self.visited.add(str(child.url))
                 self.finish(child, _record(child, "skipped", reason="robots.txt disallows it (--no-robots ignores it)"),
                             queued=False)  # fmt: skip
                 continue
-            entries.append(Entry(name=link, url=link))
-        self.follow_links(job, Fetched(url=job.url, kind="listing", entries=entries))
+            admitted.append((entry, child))
+        for entry, child in admitted:
+            if self._over_cap():
+                return
+            self._take(job, entry, child)
 
     def _not_modified(self, job: Job, fetched: Fetched) -> bool:
         """-N over HTTP: the server answered 304 to If-Modified-Since; the local copy stays."""

@@ -2,9 +2,12 @@
 
 A mirror run saves, beside the files, one state file in the output
 directory: `DIR/.fetch-etags.jsonl`, one JSON object a line
-(`url`, `etag`, `path`, `size`, `mtime`).  The next `-N` run sends the
-stored tag as `If-None-Match` (with `If-Modified-Since` as before), and a
-304 is "unchanged".
+(`url`, `etag`, `path`, `size`, `mtime`, and `type`, the Content-Type).
+The next `-N` run sends the stored tag as `If-None-Match` (with
+`If-Modified-Since` as before), and a 304 is "unchanged".  A 304 names no
+type, so the stored one says whether the local copy is a page whose links
+are followed again (a directory's page is saved as `index`, without a
+suffix to tell).  A file saved without a tag keeps a record for its type.
 
 Why one state file, not extended attributes: it works on every file system
 (tmpfs and many network or FAT mounts have no `user.` attributes), survives
@@ -30,6 +33,8 @@ from typing import Any
 STATE_NAME = ".fetch-etags.jsonl"
 #: Longest tag kept (nginx's are ~20 characters, Apache's ~30; a longer one is not a validator).
 MAX_TAG = 512
+#: Longest Content-Type kept (a media type and its parameters).
+_MAX_TYPE = 256
 #: RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE; etagc = %x21 / %x23-7E / obs-text.
 _ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
 
@@ -72,20 +77,31 @@ class EtagStore:
     def lookup(self, url: str, path: Path) -> str | None:
         """The stored tag for `url`, if `path` is still the file it was stored with (same size and time)."""
         row = self.tags.get(url)
-        if row is None or row["path"] != self._relative(path):
-            return None
-        try:
-            info = os.stat(path, follow_symlinks=False)
-        except OSError:
-            return None
-        if info.st_size != row["size"] or info.st_mtime != row["mtime"]:
+        if row is None or row["etag"] is None or not self._same(row, path):
             return None
         return str(row["etag"])
 
-    def remember(self, url: str, path: Path, tag: str | None) -> None:
-        """`path` was just saved from `url` with this ETag (None: the server sent none, forget the old one)."""
+    def content_type(self, url: str, path: Path) -> str | None:
+        """The Content-Type `url` was saved with, if `path` is still that file (same size and time)."""
+        row = self.tags.get(url)
+        if row is None or row.get("type") is None or not self._same(row, path):
+            return None
+        return str(row["type"])
+
+    def _same(self, row: dict[str, Any], path: Path) -> bool:
+        if row["path"] != self._relative(path):
+            return False
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return False
+        return bool(info.st_size == row["size"] and info.st_mtime == row["mtime"])
+
+    def remember(self, url: str, path: Path, tag: str | None, content_type: str | None = None) -> None:
+        """`path` was just saved from `url` with this ETag and type (None: the server sent none, forget the old)."""
         tag = valid_tag(tag)
-        if tag is None:
+        kind = valid_type(content_type)
+        if tag is None and kind is None:
             if self.tags.pop(url, None) is not None:
                 self.changed = True
             return
@@ -94,7 +110,7 @@ class EtagStore:
         except OSError:
             return
         self.tags[url] = {"url": url, "etag": tag, "path": self._relative(path), "size": info.st_size,
-                          "mtime": info.st_mtime}  # fmt: skip
+                          "mtime": info.st_mtime, "type": kind}  # fmt: skip
         self.changed = True
 
     def save(self) -> str | None:
@@ -122,14 +138,22 @@ class EtagStore:
         return os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
 
 
+def valid_type(value: object) -> str | None:
+    """A Content-Type worth keeping (printable ASCII, short), else None."""
+    if not isinstance(value, str) or not 0 < len(value) <= _MAX_TYPE or not value.isascii() or not value.isprintable():
+        return None
+    return value
+
+
 def _record(line: str) -> dict[str, Any] | None:
     """One line of the state file as a record, or None when it is not a whole, valid one."""
     try:
         row = json.loads(line)
         url, tag, path = row["url"], valid_tag(row["etag"]), row["path"]
         size, mtime = int(row["size"]), float(row["mtime"])
-    except (ValueError, KeyError, TypeError):
+        kind = valid_type(row.get("type"))
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    if tag is None or not isinstance(url, str) or not isinstance(path, str):
+    if (tag is None and kind is None) or not isinstance(url, str) or not isinstance(path, str):
         return None
-    return {"url": url, "etag": tag, "path": path, "size": size, "mtime": mtime}
+    return {"url": url, "etag": tag, "path": path, "size": size, "mtime": mtime, "type": kind}

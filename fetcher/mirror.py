@@ -6,10 +6,12 @@ each file whether it needs transferring at all.  Handlers only list and
 retrieve; nothing here speaks a protocol.
 
 - Scope (wget's --no-parent, the default): a link is followed only when it
-  lies at or below the directory a start URL named, on the same scheme,
-  host and port (paths are compared after resolving `.` and `..`, so a
-  listing's `..` or a menu item pointing up never climbs).  `--parent`
-  lifts the rule.
+  lies at or below the directory a start URL named, on the same origin
+  (scheme, host and port; paths are compared after resolving `.` and `..`,
+  so a listing's `..` or a menu item pointing up never climbs, and a
+  percent-encoded dot segment is refused: fetcher.scope).  `--parent`
+  lifts the rule.  A link to another port of a start host is reported and
+  not followed; `--span-hosts` is the only way off the start origins.
 - Loops: an FTP or file: symlink whose target is the directory being listed
   or one of its ancestors is not entered, and a directory whose listing is
   the same as an ancestor's (a link back under another name) is not
@@ -22,7 +24,9 @@ retrieve; nothing here speaks a protocol.
   transferred when the local copy has that size and is not older; saved
   files get the server's time.  HTTP asks with If-Modified-Since and, for a
   file saved with an ETag (kept in `DIR/.fetch-etags.jsonl`, fetcher.etags),
-  If-None-Match; a 304 is "unchanged".
+  If-None-Match; a 304 is "unchanged", and a page answered so is read
+  again from the local copy (its type kept in the same state file, else
+  sniffed), so what it links to is checked too.
 - Items that cannot be mirrored (Gopher search, CSO and telnet items,
   Prospero externals, devices and FIFOs in FTP and file: listings) are
   skipped with the reason.
@@ -43,7 +47,21 @@ from urllib.parse import urldefrag, urljoin
 from .errors import FetchError, LimitExceeded
 from .etags import EtagStore
 from .resource import Entry
+from .scope import (
+    Origin,
+    Scope,
+    encoded_climb,
+    in_scope,
+    link_refused,
+    link_target,
+    normalize_path,
+    origin,
+    place,
+    scope_of,
+)
 from .url import URL
+
+__all__ = ["Mirror", "is_html", "link_refused", "normalize_path", "page_links"]
 
 if TYPE_CHECKING:
     import urllib.robotparser
@@ -60,108 +78,6 @@ UNMIRRORABLE: dict[str, str] = {
 
 #: Seconds of slack when comparing a listing's time to a local file's (clock rounding).
 _SLACK = 1.0
-
-
-def place(url: URL) -> tuple[tuple[str, str, object], str] | None:
-    """(scheme, host, port) and the normalized path-like part of a URL; None for schemes without a tree."""
-    scheme = url.scheme
-    host = str(getattr(url, "host", "") or "").lower()
-    port = getattr(url, "port", None)
-    if scheme in ("ftp", "ftps"):
-        cwd: tuple[str, ...] = getattr(url, "cwd", ())
-        name: str = getattr(url, "name", "")
-        path = "/" + "/".join((*cwd, name))
-    elif scheme in ("http", "https"):
-        path = str(getattr(url, "path", "") or "/")
-    elif scheme == "file":
-        path = "/" + str(getattr(url, "path", "")).lstrip("/")
-    elif scheme == "gopher":
-        path = str(getattr(url, "selector", ""))
-    elif scheme == "prospero":
-        path = str(getattr(url, "hsoname", ""))
-    else:
-        return None
-    return (scheme, host, port), normalize_path(path)
-
-
-def normalize_path(path: str) -> str:
-    """Resolve `.` and `..` lexically; keep a trailing slash; never above the root."""
-    if not path:
-        return ""
-    lead = "/" if path.startswith("/") else ""
-    trail = "/" if path.endswith("/") or path.endswith("/.") or path.endswith("/..") else ""
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    joined = lead + "/".join(parts)
-    if trail and not joined.endswith("/"):
-        joined += "/"
-    return joined
-
-
-def scope_of(url: URL, *, listing: bool) -> tuple[tuple[str, str, object], str] | None:
-    """The directory a start URL names: itself when it was a listing, else the one holding it."""
-    where = place(url)
-    if where is None:
-        return None
-    origin, path = where
-    if listing:
-        return origin, path if path.endswith("/") or not path else path + "/"
-    return origin, path[: path.rfind("/") + 1] if "/" in path else ""
-
-
-def in_scope(url: URL, scope: tuple[tuple[str, str, object], str]) -> bool:
-    """Is `url` at or below the scope's directory (same scheme, host and port)?"""
-    where = place(url)
-    if where is None:
-        return False
-    return where[0] == scope[0] and under(where[1], scope[1])
-
-
-def under(path: str, prefix: str) -> bool:
-    """Is the normalized `path` the directory `prefix` or inside it?"""
-    if not prefix:
-        return True
-    return path == prefix.rstrip("/") or path.startswith(prefix if prefix.endswith("/") else prefix + "/")
-
-
-def link_target(listed: URL, entry: Entry) -> str | None:
-    """Where a symbolic link in directory `listed` points, as a normalized directory path; None if not a link."""
-    if entry.type != "link":
-        return None
-    where = place(listed)
-    if where is None:
-        return None
-    directory = where[1] if where[1].endswith("/") else where[1] + "/"
-    target = entry.target
-    if target is None and listed.scheme == "file":
-        try:  # file: listings do not carry the target; the link is local, read it
-            target = os.readlink(directory + entry.name.rstrip("/"))
-        except OSError:
-            return None
-    if not target:
-        return None
-    return normalize_path(target if target.startswith("/") else directory + target).rstrip("/") + "/"
-
-
-def link_refused(directory: str, target: str, scope: str) -> str | None:
-    """Why -r does not enter a symbolic link in `directory` that leads to `target` (normalized paths), or None.
-
-    A target that is the directory itself or one above it is a loop; one
-    not under `scope` (the start directory; "" with --parent) is outside.
-    """
-    target = target.rstrip("/") + "/"
-    if (directory.rstrip("/") + "/").startswith(target):
-        return f"a loop: a symbolic link to {target} (this directory or one above it)"
-    if scope and not under(target, scope):
-        return f"a symbolic link to {target}, outside the start directory (--parent follows it)"
-    return None
 
 
 def fingerprint(entries: list[Entry]) -> str:
@@ -254,9 +170,6 @@ class Robots:
         return True if parser is None else parser.can_fetch(self.agent, url)
 
 
-Scope = tuple[tuple[str, str, object], str]
-
-
 class Mirror:
     """The state of one `-r` run: scopes, lineage for loops, robots.txt, the summary."""
 
@@ -269,11 +182,16 @@ class Mirror:
         follow_schemes: set[str],
         user_agent: str,
         log: Any,
+        span_hosts: bool = False,
     ) -> None:
         self.parent = parent
         self.timestamping = timestamping
         self.use_robots = robots
         self.follow_schemes = follow_schemes
+        self.span_hosts = span_hosts
+        #: The origins and hosts (lower case) of the start URLs: where links may lead without --span-hosts.
+        self.origins: set[Origin] = set()
+        self.hosts: set[str] = set()
         self.robots = Robots(user_agent)
         self.log = log
         self.summary = Summary()
@@ -291,6 +209,11 @@ class Mirror:
         self.etags: EtagStore | None = None
 
     # -- scope ------------------------------------------------------------
+
+    def start(self, url: URL) -> None:
+        """A start URL of the run: its origin is one a link may lead to."""
+        self.origins.add(origin(url))
+        self.hosts.add(origin(url)[1])
 
     def started(self, url: URL, *, listing: bool) -> None:
         """A start URL's result is known: its directory becomes the scope of all it leads to."""
@@ -316,11 +239,36 @@ class Mirror:
             if reason is not None:
                 self.loops += reason.startswith("a loop")
                 return reason
+        if not self.parent and (segment := encoded_climb(url)) is not None:
+            return (f"the path segment {segment!r} is a dot segment once a server decodes it "
+                    "(it may climb above the start directory); not followed")  # fmt: skip
         if not self.parent and scope is not None and not in_scope(url, scope):
             where = place(url)
-            # Another scheme or host (allowed by --follow-schemes/--span-hosts) has its own tree.
-            return "" if where is not None and where[0] == scope[0] else None
-        return None
+            if where is not None and where[0] == scope[0]:
+                return ""  # above or beside the start directory: not this tree
+        return None  # on another origin, `leaves` decides
+
+    def leaves(self, parent: URL, url: URL) -> str | None:
+        """Why a link to another origin is not followed: a reason, "" to drop it silently, None to follow it.
+
+        Another scheme needs --follow-schemes (a news: group's articles are
+        nntp: URLs by nature); another host, or another port of a start host
+        (another server), needs --span-hosts.  The port case is reported: it
+        looks like the same site, and is not.
+        """
+        here, there = origin(parent), origin(url)
+        if parent.scheme == "news" and url.scheme in ("nntp", "nntps"):
+            return None
+        if url.scheme != parent.scheme and url.scheme not in self.follow_schemes:
+            return ""
+        if self.span_hosts or there == here or there in self.origins:
+            return None
+        if there[1] not in self.hosts and there[1] != here[1]:
+            return ""
+        if url.scheme != parent.scheme:
+            return None  # --follow-schemes: the other scheme of the same host, on its own port
+        return (f"{there[0]}://{there[1]}:{there[2]} is another port of the same host, another server; "
+                "-r stays on the origins it started on (--span-hosts follows it)")  # fmt: skip
 
     def confinement(self, parent: URL, entry: Entry, url: URL) -> str | None:
         """FTP: the start directory ("" with --parent) a link of unknown target must stay in, else None.
@@ -395,8 +343,8 @@ class Mirror:
             return None
         return self.etags.lookup(str(url), path)
 
-    def saved(self, url: URL, path: Path, etag: str | None = None) -> str:
-        """A file was written: give it the listing's time (-N), keep its ETag; "new" or "updated"."""
+    def saved(self, url: URL, path: Path, etag: str | None = None, content_type: str | None = None) -> str:
+        """A file was written: give it the listing's time (-N), keep its ETag and type; "new" or "updated"."""
         key = str(url)
         _, modified, precision = self.facts.pop(key, (None, None, None))
         if modified is not None and precision == "second":
@@ -404,8 +352,15 @@ class Mirror:
             # listings leave the time the retrieval gave (MDTM, Last-Modified), which is as precise.
             set_time(path, modified)
         if self.timestamping and self.etags is not None and url.scheme in ("http", "https"):
-            self.etags.remember(key, path, etag)  # after the time is set: the state records the final stat
+            # After the time is set: the state records the final stat.  The type too: a 304 next time has none.
+            self.etags.remember(key, path, etag, content_type)
         return "updated" if key in self.existed else "new"
+
+    def page_type(self, url: URL, path: Path) -> str | None:
+        """-N over HTTP: the type a page had when its local copy was saved (a 304 does not say it again)."""
+        if self.etags is None or url.scheme not in ("http", "https"):
+            return None
+        return self.etags.content_type(str(url), path)
 
     # -- the summary ----------------------------------------------------------
 
@@ -428,11 +383,11 @@ class Mirror:
         """robots.txt of the URL's origin allows it (fetched once per origin; none or unreadable: allowed)."""
         if not self.use_robots or url.scheme not in ("http", "https"):
             return True
-        origin = f"{url.scheme}://{getattr(url, 'host', '')}:{getattr(url, 'port', '')}"
-        if not self.robots.known(origin):
+        site = f"{url.scheme}://{getattr(url, 'host', '')}:{getattr(url, 'port', '')}"
+        if not self.robots.known(site):
             text: str | None = None
             try:
-                async with client.open(origin + "/robots.txt") as resource:
+                async with client.open(site + "/robots.txt") as resource:
                     if resource.kind == "document":
                         body = bytearray()
                         async for chunk in resource:
@@ -442,8 +397,8 @@ class Mirror:
                         text = bytes(body[:_ROBOTS_BYTES]).decode("utf-8", "replace")
             except FetchError:
                 text = None  # no robots.txt (404) or none reachable: nothing is disallowed
-            self.robots.learn(origin, text)
-        return self.robots.allowed(origin, str(url))
+            self.robots.learn(site, text)
+        return self.robots.allowed(site, str(url))
 
 
 #: robots.txt is read up to this size (Google's documented limit is 500 KiB).
@@ -451,11 +406,34 @@ _ROBOTS_BYTES = 500 * 1024
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
+#: The HTML signatures of the WHATWG MIME Sniffing standard (7.1), each followed by a space or ">"
+#: (or, more leniently, another white-space byte).
+_HTML_SIGNATURES = (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
+                    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--")  # fmt: skip
+_TAG_END = frozenset({b" ", b">", b"\t", b"\n", b"\r", b"\x0c"})
+
+
 def is_html(content_type: str | None, path: Path | None) -> bool:
-    """Is a saved document a page to take links from?  (304 replies have no type: go by the name.)"""
+    """Is a saved document a page to take links from?
+
+    By its type when there is one; a 304 has none (when the run's state
+    did not keep it) and some servers send none: then by the name, else by
+    the first bytes, as a browser sniffs (`index`, a directory's page, has
+    no suffix to go by).
+    """
     if content_type:
         return content_type.split(";", 1)[0].strip().lower() in _HTML_TYPES
-    return path is not None and path.suffix.lower() in (".html", ".htm", ".xhtml")
+    if path is None:
+        return False
+    if path.suffix.lower() in (".html", ".htm", ".xhtml"):
+        return True
+    try:
+        with open(path, "rb") as page:
+            head = page.read(512)
+    except OSError:
+        return False
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip(b"\t\n\x0c\r ").lower()
+    return any(head.startswith(sign) and head[len(sign) : len(sign) + 1] in _TAG_END for sign in _HTML_SIGNATURES)
 
 
 def page_links(path: Path, page_url: str, content_type: str | None, *, max_links: int) -> tuple[list[str], str | None]:

@@ -198,6 +198,10 @@ def tree_parts(url: URL, *, directory: bool = False) -> list[str]:
         segments = [unquote(part, errors="surrogateescape") for part in url.path.split("/")]
     elif isinstance(url, GopherURL):
         segments = url.selector.split("/")
+        if url.gtype == "1" and segments[-1] != "":
+            # A menu is a directory, slash or not (Motsognir and many servers name `/a/b`, not `/a/b/`):
+            # as a document it would be `b/index`, so `b` stays free for what lies below it.
+            segments.append("")
     elif isinstance(url, FileURL):
         segments = url.path.split("/")
     elif isinstance(url, ProsperoURL):

@@ -161,3 +161,45 @@ async def test_bulk_ftp_sends_only_what_a_retrieval_needs(tmp_path: Path, extra:
     else:
         assert verbs == {"RETR": 5, "SIZE": 0, "MDTM": 0, "EPSV": 5}
         assert (out / "f0.bin").stat().st_mtime > 1_500_000_000
+
+
+async def test_gopher_menus_without_trailing_slashes_keep_their_names(tmp_path: Path) -> None:
+    """Motsognir's menus name a directory `/a/b`, not `/a/b/`: its files land in `a/b/`, not `a/b.d/`.
+
+    `/a` lists the menu `/a/b` and the file `/a/b/x.txt`: a bulk run names
+    each URL when it takes it on (in input order), so the file is named
+    while the menu is still waiting for its reply.  `.d` stays for a real
+    collision: the document `/a/n` and the document `/a/n/inner.txt`.
+    """
+    from tests.hostile.checks import cli
+    from tests.servers.gopher import menu_line
+
+    server = GopherServer()
+    async with serving(server):
+        host, port = server.host, server.port
+
+        def menu(*items: tuple[str, str]) -> bytes:
+            lines = [menu_line(kind, name.encode(), name.encode(), host, port) for kind, name in items]
+            return b"".join(lines) + b".\r\n"
+
+        server.extra_routes.update({
+            b"/a": menu(("1", "/a/b"), ("0", "/a/b/x.txt"), ("0", "/a/n"), ("0", "/a/n/inner.txt")),
+            b"/a/b": menu(("1", "/a/b/c"), ("0", "/a/b/x.txt")),
+            b"/a/b/c": menu(("0", "/a/b/c/deep.txt")),
+            b"/a/b/x.txt": b"ex\r\n",
+            b"/a/b/c/deep.txt": b"deep\r\n",
+            b"/a/n": b"a document named n\r\n",
+            b"/a/n/inner.txt": b"inner\r\n",
+        })  # fmt: skip
+        server._routes = None
+        out = tmp_path / "out"
+        done = await cli("-r", "--layout", "tree", "-d", str(out), "--no-progress", f"gopher://{host}:{port}/1/a")
+    assert done.returncode == 0, done.stderr
+    site = out / f"gopher_{host}_{port}" / "a"
+    assert (site / "b" / "x.txt").read_bytes() == b"ex\r\n"
+    assert (site / "b" / "c" / "deep.txt").read_bytes() == b"deep\r\n"
+    assert (site / "b" / "index.listing.json").is_file()
+    assert (site / "n").read_bytes() == b"a document named n\r\n"  # a true collision: the directory is n.d
+    assert (site / "n.d" / "inner.txt").read_bytes() == b"inner\r\n"
+    assert sorted(path.name for path in site.iterdir()) == ["b", "index.listing.json", "n", "n.d"]
+    assert "4 new, 0 updated, 0 unchanged, 0 skipped, 0 failed" in done.stderr.decode()

@@ -44,3 +44,24 @@ def test_a_damaged_state_file_costs_only_its_bad_lines(tmp_path: Path) -> None:
     assert again.load() == [f"fetch: {tmp_path / STATE_NAME} line 2: not an ETag record; ignored",
                             f"fetch: {tmp_path / STATE_NAME} line 3: not an ETag record; ignored"]  # fmt: skip
     assert again.lookup("http://h/a.txt", saved) == '"t1"'
+
+
+def test_the_type_of_a_saved_file_is_kept_with_or_without_a_tag(tmp_path: Path) -> None:
+    """A 304 names no type: the state says whether the local copy (`index`, no suffix) is a page."""
+    page, plain = tmp_path / "index", tmp_path / "notes"
+    page.write_bytes(b"<a href=x>x</a>")
+    plain.write_bytes(b"text")
+    store = EtagStore(tmp_path)
+    store.remember("http://h/", page, None, "text/html; charset=utf-8")
+    store.remember("http://h/notes", plain, '"n1"', "text/plain")
+    store.remember("http://h/evil", plain, None, "text/html\r\nX-Injected: 1")  # not a type: nothing kept
+    assert store.save() is None
+    again = EtagStore(tmp_path)
+    assert again.load() == []
+    assert again.content_type("http://h/", page) == "text/html; charset=utf-8"
+    assert again.lookup("http://h/", page) is None  # no tag to send
+    assert again.lookup("http://h/notes", plain) == '"n1"'
+    assert again.content_type("http://h/notes", plain) == "text/plain"
+    assert again.content_type("http://h/evil", plain) is None
+    os.utime(page, (1, 1))  # changed locally: the record no longer describes it
+    assert again.content_type("http://h/", page) is None

@@ -323,3 +323,28 @@ async def test_file_mirror_skips_a_fifo_instead_of_blocking_on_it(tmp_path: Path
     assert code == 0
     skipped = [row for row in _records(manifest) if row["status"] == "skipped"]
     assert [row["name"] for row in skipped] == ["pipe"] and "FIFO" in str(skipped[0]["reason"])
+
+
+def test_scope_is_the_origin_and_encoded_dot_segments_climb() -> None:
+    """fetcher.scope: another port is another origin; `%2e` spells a dot to servers that decode first."""
+    from fetcher.scope import encoded_climb, in_scope, normalize_path, origin, scope_of
+    from fetcher.url import parse_url
+
+    start = parse_url("http://Host:8080/pub/")
+    scope = scope_of(start, listing=True)
+    assert scope is not None and origin(start) == ("http", "host", 8080)
+    assert in_scope(parse_url("http://host:8080/pub/a/b.txt"), scope)
+    assert not in_scope(parse_url("http://host:8081/pub/a/b.txt"), scope)
+    assert not in_scope(parse_url("https://host:8080/pub/a/b.txt"), scope)
+    for climb in ("/pub/%2e%2e/x", "/pub/%2E%2e/x", "/pub/.%2e/x", "/pub/%2e./x", "/pub/a/%2e%2e/%2E%2E/x"):
+        assert not in_scope(parse_url("http://host:8080" + climb), scope), climb
+        assert encoded_climb(parse_url("http://host:8080" + climb)) is not None, climb
+    assert normalize_path("/pub/a/%2e/%2E%2e/b", encoded=True) == "/pub/b"
+    assert normalize_path("/pub/%2e%2e", encoded=True) == "/"
+    assert normalize_path("/pub/%2e%2e/x") == "/pub/%2e%2e/x"  # a decoded name (FTP, Gopher) is just a name
+    for hidden in ("/pub/..%2fx", "/pub/%2e%2e%5cx", "/pub/..%5C..%5Cx", "/pub/%2e"):
+        assert encoded_climb(parse_url("http://host:8080" + hidden)) is not None, hidden
+    for fine in ("/pub/a%2eb", "/pub/...", "/pub/%2e%2e%2e", "/pub/..x", "/pub/a/../b", "/pub/100%25"):
+        assert encoded_climb(parse_url("http://host:8080" + fine)) is None, fine
+    assert encoded_climb(parse_url("gopher://host/0/pub/%252e%252e/x")) is not None  # selector "/pub/%2e%2e/x"
+    assert encoded_climb(parse_url("ftp://host/pub/%252e%252e/x")) is None  # FTP servers do not decode names

@@ -232,3 +232,78 @@ async def test_https_recursion_and_timestamping(tmp_path: Path, capsys: pytest.C
     err = capsys.readouterr().err
     assert "fetch: mirror: 7 new, 0 updated, 0 unchanged, 1 skipped, 0 failed" in err
     assert "fetch: mirror: 0 new, 0 updated, 7 unchanged, 1 skipped, 0 failed; 0 bytes" in err
+
+
+class _Changing:
+    """Documents with Last-Modified that answer If-Modified-Since with 304 while unchanged (no ETags).
+
+    `change` gives one a new body and a later time, as an edit on the server does.
+    """
+
+    def __init__(self, documents: dict[str, tuple[bytes, str]]) -> None:
+        self.documents = {path: (body, kind, MODIFIED) for path, (body, kind) in documents.items()}
+
+    def change(self, path: str, body: bytes) -> None:
+        self.documents[path] = (body, self.documents[path][1], MODIFIED + 3600)
+
+    def route(self, path: str) -> object:
+        async def answer(request: Received, exchange: Exchange) -> None:
+            body, kind, when = self.documents[path]
+            since = request.header("if-modified-since")
+            if since is not None and parsedate_to_datetime(since).timestamp() >= when:
+                await exchange.respond(304, b"", [("Last-Modified", formatdate(when, usegmt=True))], length=False)
+                return
+            stamp = formatdate(when, usegmt=True)
+            await exchange.respond(200, body, [("Content-Type", kind), ("Last-Modified", stamp)])
+
+        return answer
+
+
+@pytest.mark.parametrize("state", ["kept", "deleted"])
+async def test_timestamping_follows_the_links_of_pages_answered_304(tmp_path: Path, state: str) -> None:
+    """`fetch -r -N --layout tree -d out http://HOST/pub/` after a file below the start page changed.
+
+    The start page and `sub/` are saved as `index` (no suffix) and answered
+    304: their saved copies are read again, so the changed file is found and
+    fetched.  With the state file kept, the type it recorded says "HTML" (and
+    `f.txt`, text/plain that starts like a page, stays text); deleted, the
+    first bytes say it, as a browser sniffs.
+    """
+    from tests.hostile.checks import cli
+
+    site = _Changing({
+        "/pub/": (b'<!DOCTYPE html>\n<a href="f.txt">f</a> <a href="sub/">sub</a>', "text/html"),
+        "/pub/f.txt": (b'<p> not a page, though it starts like one: <a href="h.txt">h</a>\n', "text/plain"),
+        "/pub/h.txt": (b"only a text file links here\n", "text/plain"),
+        "/pub/sub/": (b'<html><a href="g.txt">g</a></html>', "text/html; charset=utf-8"),
+        "/pub/sub/g.txt": (b"first edition\n", "text/plain"),
+    })  # fmt: skip
+    server = HTTPTestServer()
+    for path in site.documents:
+        server.routes[path] = site.route(path)
+    out = tmp_path / "out"
+    argv = ["-r", "-N", "--layout", "tree", "-d", str(out), "--no-progress", "--no-robots"]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        first = await cli(*argv, server.url("/pub/"))
+        assert first.returncode == 0, first.stderr
+        assert "fetch: mirror: 4 new, 0 updated, 0 unchanged" in first.stderr.decode()
+        site.change("/pub/sub/g.txt", b"second edition, longer\n")
+        if state == "deleted":
+            (out / ".fetch-etags.jsonl").unlink()
+        before = len(server.requests)
+        second = await cli(*argv, server.url("/pub/"))
+        nursery.cancel_scope.cancel()
+    assert second.returncode == 0, second.stderr
+    saved = out / f"127.0.0.1_{server.port}" / "pub"
+    assert (saved / "sub" / "g.txt").read_bytes() == b"second edition, longer\n"
+    assert (saved / "index").is_file() and (saved / "sub" / "index").is_file()
+    asked = sorted(request.path for request in server.requests[before:])
+    if state == "kept":
+        assert "fetch: mirror: 0 new, 1 updated, 3 unchanged, 0 skipped, 0 failed" in second.stderr.decode()
+        assert asked == ["/pub/", "/pub/f.txt", "/pub/sub/", "/pub/sub/g.txt"]
+    else:  # without the recorded type, f.txt looks like a page too: its link is new
+        assert "fetch: mirror: 1 new, 1 updated, 3 unchanged, 0 skipped, 0 failed" in second.stderr.decode()
+        assert asked == ["/pub/", "/pub/f.txt", "/pub/h.txt", "/pub/sub/", "/pub/sub/g.txt"]
+    assert all(request.header("if-modified-since") for request in server.requests[before:]
+               if request.path != "/pub/h.txt")  # fmt: skip

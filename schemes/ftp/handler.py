@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from fetcher.client import Session, _bulk_run, current_tap
-from fetcher.errors import AuthError, LimitExceeded, ProtocolError, UsageError
+from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TooLarge, TransientError, UsageError
 from fetcher.mime import guess_type
 from fetcher.net import trace
 from fetcher.resource import Advisory, Entry, Resource
@@ -409,7 +409,11 @@ class Handler:
 
         A refused MLSD falls back to LIST, a refused LIST to NLST (names
         only, with NLST's own reading of refusals), so a server that knows
-        less still lists.  `;type=d` never comes here: it is NLST (§3.2.2).
+        less still lists.  So does a LIST that sent no byte at all: the
+        OpenBSD-derived ftpd (Debian's `ftpd`) runs /bin/ls for LIST, and in
+        an anonymous chroot without it answers 150, nothing, 226, while its
+        built-in NLST names every file; an empty directory costs one more
+        command.  `;type=d` never comes here: it is NLST (§3.2.2).
         """
         where = "/".join(inside) or "the login directory"
         features = _FEATURES.get(control)
@@ -421,8 +425,16 @@ class Handler:
             listed = await self._facts(url, session, control, verb, inside, where)
             if listed is not None:
                 break
-        else:
+        if listed is None:
             listed = await self._list(url, session, control, None, inside)
+        elif listed.metadata.get("command") == "LIST" and listed.metadata.pop("silent", False):
+            trace.debug("* %s: LIST sent nothing (not even a total line); asking NLST", where)
+            try:
+                listed = await self._list(url, session, control, None, inside)
+            except (AuthError, NotFound, ProtocolError) as error:
+                if isinstance(error, TransientError | TooLarge):
+                    raise
+                trace.debug("* %s: NLST refused too (%s); the directory is empty", where, error.message)
         if session.settings.ftp_facts:
             await self._fill_facts(control, listed.entries)
         return listed
@@ -478,8 +490,11 @@ class Handler:
         batches = LineBatches(max_bytes=limits.listing_bytes, line_bytes=limits.line_bytes, hold_last=verb == "LIST")
         held = HeldEntries(url, inside, max_bytes=limits.listing_bytes, max_entries=limits.listing_entries)
         now = datetime.now(UTC)
+        received = 0
 
         def consume(chunk: bytes) -> None:
+            nonlocal received
+            received += len(chunk)
             batch = batches.feed(chunk) if chunk else batches.close()
             if verb == "MLSD":
                 listed = parse_mlsd(batch, max_entries=limits.listing_entries, max_bytes=limits.listing_bytes)
@@ -494,7 +509,8 @@ class Handler:
         if not reply.ok:
             raise error_for(reply, f"listing {where!r}")
         consume(b"")
-        return Resource(url, "listing", entries=held.entries, metadata={"directory": where, "command": verb})
+        metadata = {"directory": where, "command": verb, **({"silent": True} if received == 0 else {})}
+        return Resource(url, "listing", entries=held.entries, metadata=metadata)
 
 
 class _MaybeDirectory(Exception):

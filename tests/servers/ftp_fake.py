@@ -47,6 +47,9 @@ class Faults:
     #: Hang up (without a reply) when a session's command number N (1-based) arrives.
     hang_up_at: int | None = None
     rest: bool = True
+    #: LIST answers 150, sends nothing, 226 (the OpenBSD-derived ftpd in a chroot without /bin/ls);
+    #: NLST, built into such servers, still names every file.
+    empty_list: bool = False
 
 
 class FakeFtpServer:
@@ -406,6 +409,9 @@ class _Session:
         await self.send(b"226 Directory send OK.")
 
     async def do_LIST(self, argument: str) -> None:
+        if self.faults.empty_list:
+            await self._send_listing([])
+            return
         stamp = self.server.mdtm.decode()
         months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         date = f"{months[int(stamp[4:6]) - 1]} {stamp[6:8]}  {stamp[:4]}"
