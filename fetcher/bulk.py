@@ -330,7 +330,7 @@ class BulkRun:
         self.pending = 0
         #: -i -: URLs are still arriving on stdin (the queue stays open while pending is 0).
         self.feeding = False
-        #: Who runs the URLs: this process, or a cluster executor of the same shape (fetcher/cluster.py).
+        #: Who runs the URLs: this process, or a cluster executor of the same shape (fetcher/cluster/executor.py).
         self.fetch_all: Any = client.fetch_all
         self.mirror: Mirror | None = None
         if args.recursive:

@@ -1,4 +1,4 @@
-"""Bulk runs on a Dask cluster (fetcher/cluster.py): two worker processes on this machine.
+"""Bulk runs on a Dask cluster (fetcher/cluster/): two worker processes on this machine.
 
 One LocalCluster serves the whole module (starting one costs seconds); the
 test that kills a worker runs last.  The servers are the in-repo trio
@@ -30,6 +30,7 @@ from distributed import LocalCluster
 from fetcher import cluster
 from fetcher.cli import main
 from fetcher.client import Client
+from fetcher.cluster import forkgate, scheduler, shards
 from fetcher.cluster.worker import BatchTask, Runner, close_runner, run_batch, runner
 from fetcher.errors import FetchError
 from fetcher.settings import Settings
@@ -398,13 +399,13 @@ def test_urls_read_and_named_while_the_cluster_starts(
     """
     named: list[str] = []
     all_named = threading.Event()
-    real_connect = cluster.connect
+    real_connect = scheduler.connect
 
     def late_connect(target: Any) -> Any:
         assert all_named.wait(30), f"only {len(named)} URLs named before the cluster was up"
         return real_connect(target)
 
-    monkeypatch.setattr(cluster, "connect", late_connect)
+    monkeypatch.setattr(scheduler, "connect", late_connect)
 
     def naming(root: Path, expected: int, record: bool) -> Any:
         def destination(url: Any) -> Path:
@@ -471,9 +472,9 @@ def test_a_fork_from_another_thread_waits_for_the_trio_threads_step() -> None:
         os.waitpid(pid, 0)
 
     async def main() -> None:
-        gate = cluster._ForkGate()
+        gate = forkgate.ForkGate()
         trio.lowlevel.add_instrument(gate)
-        cluster._GATES.add(gate)
+        forkgate.GATES.add(gate)
         try:
             thread = threading.Thread(target=fork)
             thread.start()
@@ -483,7 +484,7 @@ def test_a_fork_from_another_thread_waits_for_the_trio_threads_step() -> None:
             log.append("step over")
             await trio.to_thread.run_sync(thread.join)
         finally:
-            cluster._GATES.discard(gate)
+            forkgate.GATES.discard(gate)
             trio.lowlevel.remove_instrument(gate)
 
     trio.run(main)
@@ -493,7 +494,7 @@ def test_a_fork_from_another_thread_waits_for_the_trio_threads_step() -> None:
 def test_a_host_never_runs_on_two_workers_at_once(
     dask: DaskClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster._Shards, "GROWTH", 1)  # ten batches of 4 per host: many chances to move
+    monkeypatch.setattr(shards.Shards, "GROWTH", 1)  # ten batches of 4 per host: many chances to move
     # Three hosts take turns on two workers, both busy at once (-j 1: one host per batch): the
     # host left waiting goes to the worker that frees first, so hosts move from worker to worker.
     with Servers(http_hosts=3, delay=0.01) as servers:
@@ -660,14 +661,14 @@ def test_version_imports_no_dask() -> None:
 def test_the_cli_imports_distributed_without_numpy() -> None:
     """`fetch --cluster` keeps numpy out of its process; a library user may still import it afterwards."""
     script = (
-        "import sys; from fetcher.cluster import _import_dask; d = _import_dask(lean=True); "
+        "import sys; from fetcher.cluster.scheduler import import_dask; d = import_dask(lean=True); "
         "print('numpy' in sys.modules, d.Client.__name__, sys.modules.get('numpy', 0) is None); "
         "import importlib.util; print(importlib.util.find_spec('numpy') is not None)"
     )
     shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert shown.stdout.splitlines()[0] == "False Client False"
     plain = subprocess.run(
-        [sys.executable, "-c", "import sys; from fetcher.cluster import _import_dask; _import_dask(); "
+        [sys.executable, "-c", "import sys; from fetcher.cluster.scheduler import import_dask; import_dask(); "
                                "print('numpy' in sys.modules)"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip

@@ -233,8 +233,8 @@ def test_patterns_of_unusual_urls_and_replies_compile_on_first_use() -> None:
     # The careful URL route, HTTP's range/disposition/Location rules and password masking
     # compile their patterns the first time they run: a plain URL and reply use none of them.
     code = (
-        "import fetcher.url as u, fetcher.url.careful as c, schemes.http.response as r, fetcher.text as t; "
-        "lazy = lambda: [sorted(set(vars(p)) - {'_sources'}) for p in (c._PATTERNS, r._PATTERNS, t._PATTERNS)]; "
+        "import fetcher.url as u, fetcher.url.grammar as g, schemes.http.response as r, fetcher.text as t; "
+        "lazy = lambda: [sorted(set(vars(p)) - {'_sources'}) for p in (g.PATTERNS, r._PATTERNS, t._PATTERNS)]; "
         "u.parse_url('http://example.com/a/b?c'); t.mask_secrets('http://example.com/'); print(lazy()); "
         "print(u.parse_url('<URL:http://example.com/a>'), r.content_range('bytes 0-9/20'), "
         "t.mask_secrets('ftp://u:pw@h/'), r.location_reference('/a b')); print(lazy())"

@@ -102,7 +102,7 @@ def _pack(result: Any) -> Any:
     """A result as it travels: a saved file as a `PackedDownload`, anything else without its URL.
 
     URL objects refuse the attribute setting unpickling does: results travel
-    without theirs, and the driver puts its own URL back (`fetcher.cluster._unpack`).
+    without theirs, and the driver puts its own URL back (`fetcher.cluster.records.unpack`).
     """
     if result is None:
         return None

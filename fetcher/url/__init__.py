@@ -16,7 +16,9 @@ and the two routes that feed those constructors:
   wrappers) and hands its groups to the constructor;
 * `careful`: taken whenever the fast pattern does not match; it unwraps
   `<URL:...>`, scans for bad characters, splits step by step and raises
-  `URLError` naming the part and its position in the input.
+  `URLError` naming the part and its position in the input.  It checks
+  against the character classes of `grammar`, cuts the authority with
+  `authority` and the rest with one parser per scheme (`parsers`).
 
 `join` resolves relative references (RFC 1808).
 

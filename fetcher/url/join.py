@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .careful import _PATTERNS, unwrap
+from .careful import unwrap
 from .fast import parse_url
+from .grammar import PATTERNS
 from .values import URL
 
 
@@ -14,7 +15,7 @@ def _split_relative(text: str) -> tuple[str | None, str | None, str, str | None,
     if hash_at >= 0:
         text, fragment = text[:hash_at], text[hash_at + 1 :]
     colon = text.find(":")
-    if colon > 0 and _PATTERNS.scheme.fullmatch(text, 0, colon):
+    if colon > 0 and PATTERNS.scheme.fullmatch(text, 0, colon):
         scheme, text = text[:colon].lower(), text[colon + 1 :]
     if text.startswith("//"):
         end = text.find("/", 2)
