@@ -67,6 +67,7 @@ def _say(text: str) -> None:
 
 async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
     from . import render
+    from .reserved import refuse_reserved
     from .url import parse_url
 
     url = parse_url(text)
@@ -75,9 +76,12 @@ async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
         target = Path(args.output)
     elif args.remote_name:
         target = Path(args.output_dir or ".") / render.remote_name(url)
+        refuse_reserved(target, "the name from the URL")
     if target is not None and args.no_clobber and os.path.lexists(target):
         _say(f"{target} exists; kept it (--no-clobber)")
         return Done()
+    if target is not None and args.output:
+        target = through_links(target)
     done = Done()
     to_stdout = target is None
     retries = 0 if args.retries is None else args.retries
@@ -93,6 +97,7 @@ async def _attempt(
     client: Client, url: Any, args: argparse.Namespace, target: Path | None, *, resume: bool, done: Done
 ) -> Done:
     from . import render
+    from .reserved import refuse_reserved
     from .sink import partial_size, save
 
     offset = partial_size(target) if target is not None and resume else 0
@@ -110,6 +115,7 @@ async def _attempt(
         named = server_name(resource, args)
         if args.remote_name and not args.output and named and offset == 0:
             suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, named)
+            refuse_reserved(suggested, "the name its server chose")
             if suggested != target and args.no_clobber and os.path.lexists(suggested):
                 _say(f"{suggested} exists; kept it (--no-clobber)")
                 return done
@@ -121,6 +127,33 @@ async def _attempt(
                                   in_place_ok=bool(args.output), on_chunk=bar.advance)  # fmt: skip
         done.size = download.bytes
         return done
+
+
+def through_links(path: Path) -> Path:
+    """The file `-o PATH` means: a symlink the user typed is followed to its target, as curl and wget do.
+
+    The name is resolved once, here, and the document is then written as
+    `TARGET.part` beside the target and renamed onto it: the link stays a
+    link, the target gets the bytes, and the rename keeps its atomicity.  A
+    dangling link creates the file it names.  A link to a directory and a
+    loop of links are refused with their own message.  (Names a server or a
+    URL chooses are never followed: see `fetcher.sink`.)
+    """
+    from .errors import OutputError
+
+    if not os.path.islink(path):
+        return path
+    try:
+        resolved = Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:
+        resolved = Path(os.path.realpath(path))  # dangling: the file it names is created
+    except OSError as error:  # ELOOP: the links go round
+        raise OutputError(f"cannot write {path}: {error.strerror or error} (a loop of symlinks)",
+                          hint="fix the symlink, or choose another name with -o") from None  # fmt: skip
+    if resolved.is_dir():
+        raise OutputError(f"{path} is a symlink to the directory {resolved}",
+                          hint="give -o a file name, or save into it with -O --output-dir DIR")  # fmt: skip
+    return resolved
 
 
 def server_name(resource: Resource, args: argparse.Namespace) -> str | None:
@@ -229,7 +262,7 @@ def print_resource_meta(resource: Resource, args: argparse.Namespace, target: An
             except OSError as error:
                 raise output_error(error, target) from None
             return
-        write_file(target, data)  # via NAME.part, never through a symlink planted there
+        write_file(target, data, user_named=bool(args.output))  # via NAME.part, never through a symlink planted there
         return
     sys.stdout.write(text)
     sys.stdout.flush()
