@@ -8,6 +8,8 @@ in turn, so a test can check that the run's own files come out intact.
 
   /doc/NAME    200, the body NAME three times, no name suggested (the URL names it NAME)
   /named/I     200, the body `named I`, `Content-Disposition: attachment; filename="<names[I]>"`
+  /stall       nothing until `release` is set (`asked` is set when the request arrived)
+  /stall-body  a head announcing 100 bytes and 10 of them, then the same wait
   anything else 404
 
 A plain threaded server (the standard library's), so the `fetch` command
@@ -28,6 +30,8 @@ class NamingServer:
     def __init__(self, names: list[str]) -> None:
         self.names = names
         self.requests: list[str] = []
+        self.asked = threading.Event()
+        self.release = threading.Event()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,12 +39,22 @@ class NamingServer:
 
             def do_GET(self) -> None:
                 outer.requests.append(self.path)
+                if self.path.startswith("/stall"):
+                    self.stall()
+                    return
                 status, body, headers = outer.answer(self.path)
                 self.send_response(status)
                 for name, value in [("Content-Type", "text/plain"), ("Content-Length", str(len(body))), *headers]:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
+
+            def stall(self) -> None:
+                if self.path == "/stall-body":
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"0123456789")
+                    self.wfile.flush()
+                outer.asked.set()
+                outer.release.wait(60)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
@@ -64,6 +78,7 @@ class NamingServer:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def close(self) -> None:
+        self.release.set()
         self._server.shutdown()
         self._server.server_close()
 
