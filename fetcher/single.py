@@ -83,14 +83,21 @@ async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
     if target is not None and args.output:
         target = through_links(target)
     done = Done()
-    to_stdout = target is None
+    # A stream (stdout, a FIFO, /dev/stdout onto a file) cannot take bytes back: no retry once some went out.
+    streamed = target is None or (bool(args.output) and _in_place(target))
     retries = 0 if args.retries is None else args.retries
 
     async def attempt(number: int) -> Done:
         return await _attempt(client, url, args, target, resume=args.resume or number > 1, done=done)
 
-    # Bytes already on stdout cannot be taken back: no retry after the first one.
-    return await client.with_retries(url, attempt, retries, retryable=lambda _: not (to_stdout and done.size))
+    return await client.with_retries(url, attempt, retries, retryable=lambda _: not (streamed and done.size))
+
+
+def _in_place(target: Path) -> bool:
+    """The user's -o names something written where it is (a special file, a descriptor through /proc)."""
+    from .sink import inspect_target
+
+    return descriptor_link(target) or inspect_target(target) == "special"
 
 
 async def _attempt(
@@ -121,10 +128,16 @@ async def _attempt(
                 return done
             target = suggested
         bar = _bar(args, resource, target.name, offset, to_terminal=False)
+
+        def advance(count: int) -> None:
+            done.size += count  # what went out (counted again as written below)
+            bar.advance(count)
+
         # -o names the user's own file: a special one (/dev/null, a FIFO) is written in place.
         with bar:
-            download = await save(resource, target, resumed=offset > 0, digest=False,
-                                  in_place_ok=bool(args.output), on_chunk=bar.advance)  # fmt: skip
+            download = await save(resource, target, resumed=offset > 0, digest=False, in_place_ok=bool(args.output),
+                                  in_place_always=bool(args.output) and descriptor_link(target),
+                                  on_chunk=advance)  # fmt: skip
         done.size = download.bytes
         return done
 
@@ -141,7 +154,7 @@ def through_links(path: Path) -> Path:
     """
     from .errors import OutputError
 
-    if not os.path.islink(path):
+    if not os.path.islink(path) or descriptor_link(path):
         return path
     try:
         resolved = Path(os.path.realpath(path, strict=True))
@@ -154,6 +167,25 @@ def through_links(path: Path) -> Path:
         raise OutputError(f"{path} is a symlink to the directory {resolved}",
                           hint="give -o a file name, or save into it with -O --output-dir DIR")  # fmt: skip
     return resolved
+
+
+def descriptor_link(path: Path) -> bool:
+    """True when `path` reaches an open descriptor through /proc (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`).
+
+    Such a name is not a place to rename a file onto (it would replace
+    `/dev/stdout` itself): it is written where it is, like a special file,
+    even when the descriptor is a regular file (`fetch -o /dev/stdout URL > file`).
+    """
+    hop = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links followed
+        if os.path.realpath(os.path.dirname(hop)).startswith("/proc/"):
+            return True
+        try:
+            link = os.readlink(hop)
+        except OSError:
+            return False  # not a link (any more)
+        hop = os.path.normpath(os.path.join(os.path.dirname(hop), link))
+    return False
 
 
 def server_name(resource: Resource, args: argparse.Namespace) -> str | None:
@@ -255,9 +287,10 @@ def print_resource_meta(resource: Resource, args: argparse.Namespace, target: An
         from .sink import inspect_target, output_error, write_file
 
         data = text.encode("utf-8", "surrogateescape")
-        if args.output and inspect_target(target) == "special":  # -o /dev/null, a FIFO: in place
+        descriptor = bool(args.output) and descriptor_link(target)
+        if descriptor or (args.output and inspect_target(target) == "special"):  # -o /dev/null, a FIFO: in place
             try:
-                with open(target, "wb") as sink:
+                with open(target, "ab" if descriptor else "wb") as sink:
                     sink.write(data)
             except OSError as error:
                 raise output_error(error, target) from None

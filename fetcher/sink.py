@@ -149,6 +149,8 @@ class _PartFile:
     def _open(self) -> None:
         if self.in_place is not None:
             fd = os.open(self.in_place, _IN_PLACE)
+            if stat.S_ISREG(os.fstat(fd).st_mode):  # `-o /dev/stdout >> log`: after what is there, as the shell would
+                os.lseek(fd, 0, os.SEEK_END)
             if os.isatty(fd):  # -o /dev/tty: a terminal gets escaped text, as on stdout
                 self.terminal = TerminalText()
             self.sink = os.fdopen(fd, "wb")
@@ -551,6 +553,7 @@ async def save(
     on_chunk: Callable[[int], None] | None = None,
     digest: bool = True,
     in_place_ok: bool = False,
+    in_place_always: bool = False,
 ) -> Download:
     """Write an open document to `target` through `target.part`.
 
@@ -564,11 +567,13 @@ async def save(
     symlink, a FIFO) is ever written through.  A `target` that exists and
     is not a regular file (/dev/null, a FIFO, a terminal) is never renamed
     over: with `in_place_ok` (the user named it, as with -o) it is written
-    where it is, else refused.  Every failure to write is an `OutputError`.
+    where it is, else refused.  `in_place_always`: the user named a
+    descriptor the shell opened (`-o /dev/stdout` onto a file), written where
+    it is whatever it is.  Every failure to write is an `OutputError`.
     """
     start = resource.offset if resumed else 0
     in_place = None
-    if _writable_target(target, in_place_ok) == "special":
+    if _writable_target(target, in_place_ok) == "special" or in_place_always:
         in_place, start = target, 0
     part = _PartFile(partial_path(target), start, hashlib.sha256() if digest else None, in_place=in_place,
                      user_named=in_place_ok)  # fmt: skip
