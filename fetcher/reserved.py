@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+#: `fetcher.etags.STATE_NAME`, spelled here so a run need not import that module (and json) to know it.
+_ETAG_STORE = ".fetch-etags.jsonl"
 #: The name of a cluster run's journal directories and WARC staging beside the output (fetcher.cluster).
 _CLUSTER_PREFIXES = (".fetch-cluster-", ".fetch-warc-")
 
@@ -128,9 +130,9 @@ def of_run(args: argparse.Namespace) -> Reserved:
         families += [(directory or os.curdir, prefix, ()) for prefix in _CLUSTER_PREFIXES]
     output = getattr(args, "directory", None)
     if isinstance(output, str) and output and "://" not in output:
-        from .etags import STATE_NAME
-
-        exact.append(os.path.join(output, STATE_NAME))
+        # -N's ETag store and a cluster run's journals start with "." there, which no name a server or a
+        # URL gives ever does (`safe_filename`): the store is also reserved by the run itself (`Layout.reserve`).
+        exact.append(os.path.join(output, _ETAG_STORE))
         families += [(output, prefix, ()) for prefix in _CLUSTER_PREFIXES]
     return Reserved(exact, families)
 

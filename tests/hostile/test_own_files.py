@@ -115,3 +115,9 @@ def test_a_document_is_not_renamed_onto_the_runs_own_file_by_another_spelling(tm
     assert rows["doc"]["status"] == "failed" and "one of this run's own files" in rows["doc"]["error"]
     assert rows["ok"]["status"] == "ok" and (out / "ok").read_bytes() == b"okokok"
     assert os.path.samefile(out / "doc", manifest)
+
+
+def test_the_etag_store_name_is_the_one_etags_writes() -> None:
+    from fetcher import etags, reserved
+
+    assert reserved._ETAG_STORE == etags.STATE_NAME
