@@ -174,7 +174,8 @@ class Layout:
         """
         if not name or name in (".", "..") or os.sep in name:
             return None
-        if self._reserved is not None and self._reserved.hit(self._flat_prefix + name):
+        reserved = self._reserved
+        if reserved is not None and reserved.may_hold(name) and reserved.hit(self._flat_prefix + name):
             return None  # one of the run's own files: `_place` numbers it
         if not self._files.take(self._flat_prefix + name):
             return None

@@ -73,6 +73,10 @@ class Reserved:
     def __bool__(self) -> bool:
         return bool(self._exact or self._families)
 
+    def may_hold(self, name: str) -> bool:
+        """The cheap first test of `hit`, on a last component alone (a bulk run asks it of every name)."""
+        return name in self._names or (bool(self._prefixes) and name.startswith(self._prefixes))
+
     def hit(self, path: str | os.PathLike[str]) -> bool:
         """True when `path` names one of the run's own files (or a name of their families).
 
