@@ -77,11 +77,11 @@ async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
     elif args.remote_name:
         target = Path(args.output_dir or ".") / render.remote_name(url)
         refuse_reserved(target, "the name from the URL")
+    if target is not None and args.output:
+        target = through_links(target)
     if target is not None and args.no_clobber and os.path.lexists(target):
         _say(f"{target} exists; kept it (--no-clobber)")
         return Done()
-    if target is not None and args.output:
-        target = through_links(target)
     done = Done()
     # A stream (stdout, a FIFO, /dev/stdout onto a file) cannot take bytes back: no retry once some went out.
     streamed = target is None or (bool(args.output) and _in_place(target))

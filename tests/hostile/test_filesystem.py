@@ -734,9 +734,12 @@ def test_dash_o_onto_a_symlink_writes_through_it_as_curl_does(tmp_path: Path, si
 def test_dash_o_onto_a_dangling_symlink_creates_what_it_names(tmp_path: Path, site: NamingServer) -> None:
     link = tmp_path / "link"
     link.symlink_to("made.bin")  # relative, as `ln -s made.bin link` makes it
-    result = run_fetch("-o", str(link), site.url("/doc/doc"))
+    result = run_fetch("--no-clobber", "-o", str(link), site.url("/doc/doc"))  # nothing there to keep yet
     assert result.returncode == 0, result.stderr
     assert link.is_symlink() and (tmp_path / "made.bin").read_bytes() == b"docdocdoc"
+    result = run_fetch("--no-clobber", "-o", str(link), site.url("/doc/other"))  # now the target is kept
+    assert result.returncode == 0 and b"exists; kept it (--no-clobber)" in result.stderr
+    assert (tmp_path / "made.bin").read_bytes() == b"docdocdoc"
 
 
 def test_dash_o_onto_a_symlink_to_a_directory_or_a_loop_is_a_clear_error(tmp_path: Path, site: NamingServer) -> None:
