@@ -28,7 +28,7 @@ from .layout import Layout, load_done, make_dirs, name_digest
 from .progress import NoProgress
 from .render import listing_json
 from .resource import Entry
-from .sink import Download, output_error, partial_path, write_file
+from .sink import Download, into_place, output_error, partial_path, write_file
 from .text import escape, mask_secrets
 from .url import URL, parse_url
 
@@ -321,6 +321,8 @@ class BulkRun:
         self.taken = 0
         self.capped: str | None = None
         self.fatal: OutputError | None = None
+        #: Ctrl-C: the `.part` files the URLs cut short left (what -C resumes).
+        self.parts_kept = 0
         self.follow_schemes = (
             {s.strip().lower() for s in args.follow_schemes.split(",")} if args.follow_schemes else set()
         )
@@ -663,8 +665,11 @@ class BulkRun:
         if getattr(self.args, "no_clobber", False) and os.path.lexists(target):
             self.progress.log(f"fetch: {target} exists; kept it (--no-clobber), the document stays {result.path}")
             return result
-        try:
-            await aio.run_sync(os.replace, result.path, target)
+        try:  # as a document is put in place: a special file, a directory or the run's own file is refused
+            await aio.run_sync(into_place, os.fspath(result.path), target)
+        except OutputError as error:
+            self.progress.log(f"fetch: not renaming {result.path} to {target}: {error.message}; kept it")
+            return result
         except OSError as error:
             self.progress.log(f"fetch: cannot rename {result.path} to {target}: {error.strerror or error}; kept it")
             return result
@@ -848,7 +853,11 @@ class BulkRun:
                 self.finish(job, self._saved(job, outcome.result, common))
         for job in list(self.by_url.values()):
             if not job.done:
-                self.finish(job, _record(job, "interrupted", exit_code=130))
+                record = _record(job, "interrupted", exit_code=130)
+                if job.path is not None and self.remote is None and partial_path(job.path).exists():
+                    record["partial"] = str(partial_path(job.path))
+                    self.parts_kept += 1
+                self.finish(job, record)
         rest, self._inputs = self._inputs, None
         try:
             for job in rest or ():
@@ -864,6 +873,15 @@ def _summary(totals: Totals, seconds: float) -> str:
     if totals.interrupted:
         parts.append(f"{totals.interrupted} interrupted")
     return f"fetch: {', '.join(parts)}; {totals.bytes} bytes in {seconds:.2f} s\n"
+
+
+def _interrupted_line(parts: int, manifest: str | None) -> str:
+    """What Ctrl-C left and how to go on: `.part` files only when there are some, the manifest by its name."""
+    again = f"--skip-done {manifest}" if manifest else "--manifest FILE next time, then --skip-done FILE,"
+    if not parts:
+        return f"fetch: interrupted; rerun with {again} to retrieve the rest\n"
+    kept = "1 .part file" if parts == 1 else f"{parts} .part files"
+    return f"fetch: interrupted; {kept} kept, rerun with -C {again} to resume\n"
 
 
 async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
@@ -921,7 +939,7 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     else:
         sys.stderr.write(_summary(run.totals, time.monotonic() - started))
     if interrupted:
-        sys.stderr.write("fetch: interrupted; .part files kept, rerun with -C --skip-done MANIFEST to resume\n")
+        sys.stderr.write(_interrupted_line(run.parts_kept, args.manifest))
         return 130
     if run.totals.failed:
         return 1

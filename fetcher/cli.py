@@ -243,9 +243,12 @@ def _main(args: argparse.Namespace) -> int:
         gc.freeze()
         gc.enable()
 
+    from .reserved import reserving
+    from .serial import prints_documents
+
     try:
-        with _archive(args):
-            if is_bulk(args):
+        with reserving(args), _archive(args):
+            if is_bulk(args) and not prints_documents(args):
                 from .bulk import run_bulk
 
                 if _own_process:
@@ -353,12 +356,14 @@ async def _run_urls(args: argparse.Namespace) -> int:
 
     from .client import Client
     from .errors import FetchError
+    from .serial import InputURLs
     from .single import Done, run_one
 
     failures = 0
     last_code = 0
+    urls = InputURLs(args)  # the command line's, then -i FILE's (without -d: to stdout, one after another)
     async with Client(**settings_from_args(args)) as client:
-        for text in args.urls:
+        async for text in urls:
             started, done, code = time.monotonic(), Done(), 0
             try:
                 done = await run_one(client, text, args)
@@ -376,7 +381,7 @@ async def _run_urls(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
     if failures == 0:
         return 0
-    return last_code if len(args.urls) == 1 else 1
+    return last_code if urls.count == 1 else 1
 
 
 def _print_error_body(body: bytes) -> None:

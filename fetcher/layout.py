@@ -30,6 +30,8 @@ from pathlib import Path
 
 from .errors import OutputError, UnsafeURL, UsageError
 from .render import remote_name, tree_parts
+from .reserved import Reserved
+from .reserved import current as current_reserved
 from .text import NAME_MAX, fit_name, hashed_name, mask_secrets, safe_text
 
 #: Longest path the system opens (PATH_MAX): 4096 on Linux, 1024 on the BSDs and macOS.
@@ -38,12 +40,21 @@ PATH_MAX = 4096 if sys.platform.startswith("linux") else 1024
 _TAIL_ROOM = 16
 
 
+def _name(url: object, suggested: str | None = None) -> str:
+    """A document's or listing's name: as -O names it, except that a directory is named after itself (`pub`)."""
+    return remote_name(url, suggested, index=False)  # type: ignore[arg-type]
+
+
 class Layout:
     """Assigns each URL a path inside `root`; names are sanitized, confined and unique."""
 
-    def __init__(self, root: Path, mode: str, *, owned: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, mode: str, *, owned: dict[str, str] | None = None,
+                 reserved: Reserved | None = None) -> None:  # fmt: skip
         self.root = root
         self.mode = mode
+        #: The run's own files (manifest, input list, WARC, ...): no document gets one of their names.
+        reserved = reserved if reserved is not None else current_reserved()
+        self._reserved = reserved if reserved else None
         self._resolved_root = os.path.abspath(root)
         self._root_prefix = self._resolved_root.rstrip(os.sep) + os.sep
         self._cwd = os.getcwd()
@@ -78,14 +89,19 @@ class Layout:
             self._dirs.add(parent)
             parent = parent.parent
 
+    def _free(self, path: Path) -> bool:
+        if path in self._files or path in self._dirs:
+            return False
+        return self._reserved is None or not self._reserved.hit(path)
+
     def _unique(self, path: Path) -> Path:
-        if path not in self._files and path not in self._dirs:
+        if self._free(path):
             return path
         counter = self._counters.get(path, 0)
         while True:
             counter += 1
             candidate = path.with_name(fit_name(f"{path.name}.{counter}", NAME_MAX - 6))
-            if candidate not in self._files and candidate not in self._dirs:
+            if self._free(candidate):
                 self._counters[path] = counter
                 return candidate
 
@@ -140,13 +156,13 @@ class Layout:
         """The path for a document; `suggested` (a name from the listing, Entry.filename) replaces
         the name the URL gives, sanitized the same way."""
         if self.mode != "tree" and self._flat_fits and not self._known and not self._dirs:
-            found = self._flat(fit_name(remote_name(url, suggested), NAME_MAX - _TAIL_ROOM))  # type: ignore[arg-type]
+            found = self._flat(fit_name(_name(url, suggested), NAME_MAX - _TAIL_ROOM))
             if found is not None:
                 return found
         key = mask_secrets(str(url))
-        parts = tree_parts(url) if self.mode == "tree" else [remote_name(url, suggested)]  # type: ignore[arg-type]
+        parts = tree_parts(url) if self.mode == "tree" else [_name(url, suggested)]  # type: ignore[arg-type]
         if suggested and self.mode == "tree":
-            parts[-1] = remote_name(url, suggested)  # type: ignore[arg-type]
+            parts[-1] = _name(url, suggested)
         return self._place(parts, key)
 
     def _flat(self, name: str) -> Path | None:
@@ -158,6 +174,9 @@ class Layout:
         """
         if not name or name in (".", "..") or os.sep in name:
             return None
+        reserved = self._reserved
+        if reserved is not None and reserved.may_hold(name) and reserved.hit(self._flat_prefix + name):
+            return None  # one of the run's own files: `_place` numbers it
         if not self._files.take(self._flat_prefix + name):
             return None
         return self.root / name
@@ -165,7 +184,7 @@ class Layout:
     def renamed(self, url: object, path: Path, suggested: str) -> Path:
         """The server's name for a document saved at `path` (--content-disposition): beside it,
         sanitized like every name, unique in the run; `path` is given back."""
-        name = fit_name(remote_name(url, suggested), NAME_MAX - _TAIL_ROOM)  # type: ignore[arg-type]
+        name = fit_name(_name(url, suggested), NAME_MAX - _TAIL_ROOM)
         if name == path.name:
             return path
         candidate = self._unique(path.with_name(name))
@@ -178,7 +197,7 @@ class Layout:
         if self.mode == "tree":
             parts = [*tree_parts(url, directory=True), "index.listing.json"]  # type: ignore[arg-type]
         else:
-            name = remote_name(url)  # type: ignore[arg-type]
+            name = _name(url)
             parts = [fit_name(f"{name}.listing.json", NAME_MAX - _TAIL_ROOM)]
         return self._place(parts, key)
 

@@ -334,7 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
     bulk.add_argument("-i", "--input-file", metavar="FILE",
                       help="read URLs from FILE, one a line ('-' for stdin) (default: none)")  # fmt: skip
     bulk.add_argument("-d", "--directory", metavar="DIR",
-                      help="save every document under DIR (default: none; documents go to stdout)")  # fmt: skip
+                      help="save every document under DIR (default: none; documents go to stdout one after "
+                      "another, -O saves each by its name; -r, --manifest, --skip-done, --cluster need "
+                      "-d)")  # fmt: skip
     bulk.add_argument("--layout", choices=("flat", "tree"), default="flat",
                       help="-d files side by side (flat) or as host/path (tree) (default flat)")  # fmt: skip
     bulk.add_argument("-j", "--jobs", type=_count, default=8, metavar="N", help="URLs at once (default 8)")

@@ -225,26 +225,32 @@ def _handler_name(url: URL) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def remote_name(url: URL, suggested: str | None = None) -> str:
-    """A local file name for -O: the server's suggestion or the URL's last segment, sanitized."""
+def remote_name(url: URL, suggested: str | None = None, *, index: bool = True) -> str:
+    """A local file name for -O: the server's suggestion or the URL's last segment, sanitized.
+
+    A URL whose last segment is empty names a directory (`ftp://h/pub/`,
+    `http://h/pub/`, `gopher://h/1/pub/`): -O saves it as `index`, whatever
+    the scheme (the README's rule).  `index=False` names it after the
+    directory instead (`pub`), as bulk runs and mirrors name listings.
+    """
     if suggested:
         return safe_filename(suggested)
     candidate = ""
     if isinstance(url, FtpURL):
-        candidate = url.name or (url.cwd[-1] if url.cwd else "")
+        candidate = url.name or (url.cwd[-1] if url.cwd and not index else "")
     elif isinstance(url, HttpURL):
         candidate = url.path.rsplit("/", 1)[-1]
         if "%" in candidate:
             candidate = unquote(candidate, errors="surrogateescape")
     elif isinstance(url, GopherURL):
-        candidate = url.selector.rstrip("/").rsplit("/", 1)[-1]
+        candidate = (url.selector if index else url.selector.rstrip("/")).rsplit("/", 1)[-1]
     elif isinstance(url, FileURL | ProsperoURL):
         path = url.path if isinstance(url, FileURL) else url.hsoname
-        candidate = path.rstrip("/").rsplit("/", 1)[-1]
+        candidate = (path if index else path.rstrip("/")).rsplit("/", 1)[-1]
     elif isinstance(url, NntpURL):
         candidate = f"{url.group}.{url.article}" if url.article is not None else url.group
     elif isinstance(url, WaisURL):
         candidate = _handler_name(url) or url.database
     elif isinstance(url, GenericURL) and url.path:
-        candidate = unquote(url.path.rstrip("/").rsplit("/", 1)[-1], errors="surrogateescape")
+        candidate = unquote((url.path if index else url.path.rstrip("/")).rsplit("/", 1)[-1], errors="surrogateescape")
     return safe_filename(candidate, fallback="index")

@@ -70,6 +70,7 @@ def _say(text: str) -> None:
 
 async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
     from . import render
+    from .reserved import refuse_reserved
     from .url import parse_url
 
     url = parse_url(text)
@@ -78,24 +79,35 @@ async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
         target = Path(args.output)
     elif args.remote_name:
         target = Path(args.output_dir or ".") / render.remote_name(url)
+        refuse_reserved(target, "the name from the URL")
+    if target is not None and args.output:
+        target = through_links(target)
     if target is not None and args.no_clobber and os.path.lexists(target):
         _say(f"{target} exists; kept it (--no-clobber)")
         return Done()
     done = Done()
-    to_stdout = target is None
+    # A stream (stdout, a FIFO, /dev/stdout onto a file) cannot take bytes back: no retry once some went out.
+    streamed = target is None or (bool(args.output) and _in_place(target))
     retries = 0 if args.retries is None else args.retries
 
     async def attempt(number: int) -> Done:
         return await _attempt(client, url, args, target, resume=args.resume or number > 1, done=done)
 
-    # Bytes already on stdout cannot be taken back: no retry after the first one.
-    return await client.with_retries(url, attempt, retries, retryable=lambda _: not (to_stdout and done.size))
+    return await client.with_retries(url, attempt, retries, retryable=lambda _: not (streamed and done.size))
+
+
+def _in_place(target: Path) -> bool:
+    """The user's -o names something written where it is (a special file, a descriptor through /proc)."""
+    from .sink import inspect_target
+
+    return descriptor_link(target) or inspect_target(target) == "special"
 
 
 async def _attempt(
     client: Client, url: Any, args: argparse.Namespace, target: Path | None, *, resume: bool, done: Done
 ) -> Done:
     from . import render
+    from .reserved import refuse_reserved
     from .resume import recorded, restart_note
     from .sink import partial_path, partial_size, save
 
@@ -119,6 +131,7 @@ async def _attempt(
         named = server_name(resource, args)
         if args.remote_name and not args.output and named and not (offset or adopted):
             suggested = Path(args.output_dir or ".") / render.remote_name(resource.url, named)
+            refuse_reserved(suggested, "the name its server chose")
             if suggested != target and args.no_clobber and os.path.lexists(suggested):
                 _say(f"{suggested} exists; kept it (--no-clobber)")
                 return done
@@ -126,12 +139,65 @@ async def _attempt(
         if adopted and resource.offset:
             _adopt(target)
         bar = _bar(args, resource, target.name, resource.offset, to_terminal=False)
+
+        def advance(count: int) -> None:
+            done.size += count  # what went out (counted again as written below)
+            bar.advance(count)
+
         # -o names the user's own file: a special one (/dev/null, a FIFO) is written in place.
         with bar:
             download = await save(resource, target, resumed=(offset or adopted) > 0, digest=False,
-                                  in_place_ok=bool(args.output), on_chunk=bar.advance)  # fmt: skip
+                                  in_place_ok=bool(args.output),
+                                  in_place_always=bool(args.output) and descriptor_link(target),
+                                  on_chunk=advance)  # fmt: skip
         done.size = download.bytes
         return done
+
+
+def through_links(path: Path) -> Path:
+    """The file `-o PATH` means: a symlink the user typed is followed to its target, as curl and wget do.
+
+    The name is resolved once, here, and the document is then written as
+    `TARGET.part` beside the target and renamed onto it: the link stays a
+    link, the target gets the bytes, and the rename keeps its atomicity.  A
+    dangling link creates the file it names.  A link to a directory and a
+    loop of links are refused with their own message.  (Names a server or a
+    URL chooses are never followed: see `fetcher.sink`.)
+    """
+    from .errors import OutputError
+
+    if not os.path.islink(path) or descriptor_link(path):
+        return path
+    try:
+        resolved = Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:
+        resolved = Path(os.path.realpath(path))  # dangling: the file it names is created
+    except OSError as error:  # ELOOP: the links go round
+        raise OutputError(f"cannot write {path}: {error.strerror or error} (a loop of symlinks)",
+                          hint="fix the symlink, or choose another name with -o") from None  # fmt: skip
+    if resolved.is_dir():
+        raise OutputError(f"{path} is a symlink to the directory {resolved}",
+                          hint="give -o a file name, or save into it with -O --output-dir DIR")  # fmt: skip
+    return resolved
+
+
+def descriptor_link(path: Path) -> bool:
+    """True when `path` reaches an open descriptor through /proc (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`).
+
+    Such a name is not a place to rename a file onto (it would replace
+    `/dev/stdout` itself): it is written where it is, like a special file,
+    even when the descriptor is a regular file (`fetch -o /dev/stdout URL > file`).
+    """
+    hop = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links followed
+        if os.path.realpath(os.path.dirname(hop)).startswith("/proc/"):
+            return True
+        try:
+            link = os.readlink(hop)
+        except OSError:
+            return False  # not a link (any more)
+        hop = os.path.normpath(os.path.join(os.path.dirname(hop), link))
+    return False
 
 
 def server_name(resource: Resource, args: argparse.Namespace) -> str | None:
@@ -261,14 +327,15 @@ def print_resource_meta(resource: Resource, args: argparse.Namespace, target: An
         from .sink import inspect_target, output_error, write_file
 
         data = text.encode("utf-8", "surrogateescape")
-        if args.output and inspect_target(target) == "special":  # -o /dev/null, a FIFO: in place
+        descriptor = bool(args.output) and descriptor_link(target)
+        if descriptor or (args.output and inspect_target(target) == "special"):  # -o /dev/null, a FIFO: in place
             try:
-                with open(target, "wb") as sink:
+                with open(target, "ab" if descriptor else "wb") as sink:
                     sink.write(data)
             except OSError as error:
                 raise output_error(error, target) from None
             return
-        write_file(target, data)  # via NAME.part, never through a symlink planted there
+        write_file(target, data, user_named=bool(args.output))  # via NAME.part, never through a symlink planted there
         return
     sys.stdout.write(text)
     sys.stdout.flush()

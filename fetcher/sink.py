@@ -127,12 +127,14 @@ class _PartFile:
 
     def __init__(
         self, partial: Path, start: int, digest: Any, *, in_place: Path | None = None,
-        source: Resource | None = None, resumed: bool = False,
+        source: Resource | None = None, resumed: bool = False, user_named: bool = False,
     ) -> None:  # fmt: skip
         self.partial = partial
         self.start = start
         self.digest = digest
         self.in_place = in_place
+        #: The user typed the target (-o): it may be one of the run's own files (see fetcher.reserved).
+        self.user_named = user_named
         self.sink: IO[bytes] | None = None
         self.terminal: TerminalText | None = None
         #: The response whose validators are kept beside a `.part` left for -C (fetcher/resume.py).
@@ -164,6 +166,8 @@ class _PartFile:
     def _open(self) -> None:
         if self.in_place is not None:
             fd = os.open(self.in_place, _IN_PLACE)
+            if stat.S_ISREG(os.fstat(fd).st_mode):  # `-o /dev/stdout >> log`: after what is there, as the shell would
+                os.lseek(fd, 0, os.SEEK_END)
             if os.isatty(fd):  # -o /dev/tty: a terminal gets escaped text, as on stdout
                 self.terminal = TerminalText()
             self.sink = os.fdopen(fd, "wb")
@@ -258,7 +262,7 @@ class _PartFile:
                 os.utime(self.sink.fileno(), (modified, modified))
             self.close()
             if self.in_place is None:
-                _into_place(os.fspath(self.partial), target)
+                _into_place(os.fspath(self.partial), target, check_reserved=not self.user_named)
         except OSError as error:
             raise output_error(error, target) from None
         if self.recorded:
@@ -360,19 +364,44 @@ def _rename_noreplace(source: str | Path, target: str, directory: int = _AT_FDCW
     raise OSError(code, os.strerror(code), target)
 
 
-def _into_place(partial: str, target: Path, at: At | None = None) -> None:
+def _into_place(partial: str, target: Path, at: At | None = None, *, check_reserved: bool = True) -> None:
     """Rename a complete `.part` to `target`: atomically where nothing is there, else only over a regular file.
 
     Something at `target` (an old version, or what appeared during the
     transfer) is checked first: a directory or a special file is refused
-    (OutputError) and `partial` stays.  Other failures are OSErrors.  With
-    `at`, both names are looked up in that directory (`Directories`).
+    (OutputError) and `partial` stays, and so is one of the running
+    command's own files (its manifest, input list, ...: `fetcher.reserved`)
+    unless `check_reserved` is False (the user typed the name with -o).
+    Other failures are OSErrors.  With `at`, both names are looked up in
+    that directory (`Directories`).
     """
     source, directory = _part_at(partial, at)
     name = at[1] if at is not None else os.fspath(target)
     if not _rename_noreplace(source, name, _AT_FDCWD if directory is None else directory):
         _writable_target(target, False, at)
+        if check_reserved:
+            _refuse_own_file(name, directory, target)
         os.replace(source, name, src_dir_fd=directory, dst_dir_fd=directory)
+
+
+def into_place(source: str, target: Path) -> None:
+    """A complete file of this run (`source`) renamed to `target` under the rules of a `.part` (-J's rename)."""
+    _into_place(source, target)
+
+
+def _refuse_own_file(name: str, directory: int | None, target: Path) -> None:
+    """The file at `name` is one of the run's own (by device and inode, however it is spelled): refused."""
+    from .reserved import owned_by_run
+
+    try:
+        info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except OSError:
+        return  # gone meanwhile: the rename below creates it
+    if owned_by_run(info):
+        raise OutputError(
+            f"{target} is one of this run's own files (its manifest, input list, ...); not writing over it",
+            hint="choose another name or another directory for the documents",
+        )
 
 
 def _part_at(partial: str | Path, at: At | None) -> tuple[str | Path, int | None]:
@@ -556,6 +585,7 @@ async def save(
     on_chunk: Callable[[int], None] | None = None,
     digest: bool = True,
     in_place_ok: bool = False,
+    in_place_always: bool = False,
 ) -> Download:
     """Write an open document to `target` through `target.part`.
 
@@ -569,14 +599,16 @@ async def save(
     symlink, a FIFO) is ever written through.  A `target` that exists and
     is not a regular file (/dev/null, a FIFO, a terminal) is never renamed
     over: with `in_place_ok` (the user named it, as with -o) it is written
-    where it is, else refused.  Every failure to write is an `OutputError`.
+    where it is, else refused.  `in_place_always`: the user named a
+    descriptor the shell opened (`-o /dev/stdout` onto a file), written where
+    it is whatever it is.  Every failure to write is an `OutputError`.
     """
     start = resource.offset if resumed else 0
     in_place = None
-    if _writable_target(target, in_place_ok) == "special":
+    if _writable_target(target, in_place_ok) == "special" or in_place_always:
         in_place, start = target, 0
     part = _PartFile(partial_path(target), start, hashlib.sha256() if digest else None, in_place=in_place,
-                     source=resource, resumed=resumed)  # fmt: skip
+                     source=resource, resumed=resumed, user_named=in_place_ok)  # fmt: skip
     modified = resource.modified.timestamp() if resource.modified is not None else None
     written = start
     buffered: list[bytes] = []
@@ -841,11 +873,14 @@ def _download(resource: Resource, target: Path, written: int, part: _PartFile, s
     )
 
 
-def write_file(target: Path, data: bytes) -> None:
-    """A small file fetcher makes itself (a listing's JSON): the same `.part`, no-follow, rename rules."""
+def write_file(target: Path, data: bytes, *, user_named: bool = False) -> None:
+    """A small file fetcher makes itself (a listing's JSON): the same `.part`, no-follow, rename rules.
+
+    `user_named`: the user typed `target` (-o), so it may be one of the run's own files.
+    """
     kind = inspect_target(target)
     if kind in ("directory", "special"):
         raise OutputError(f"{target} exists and is not a regular file; fetcher does not replace it",
                           hint="remove it, or choose another output directory")  # fmt: skip
-    part = _PartFile(partial_path(target), 0, None)
+    part = _PartFile(partial_path(target), 0, None, user_named=user_named)
     part.write_all([data], target, None, True)

@@ -637,7 +637,8 @@ def test_ctrl_c_on_a_cluster_run(tmp_path: Path) -> None:
     assert child.returncode == 130, err
     assert "Traceback" not in err
     assert "fetch: 1 retrieved, 0 failed, 1 interrupted;" in err
-    assert err.endswith("fetch: interrupted; .part files kept, rerun with -C --skip-done MANIFEST to resume\n")
+    assert err.endswith(f"fetch: interrupted; 1 .part file kept, rerun with -C --skip-done {tmp_path / 'm.jsonl'} "
+                        "to resume\n")  # fmt: skip
     rows = {row["url"]: row for row in map(json.loads, (tmp_path / "m.jsonl").read_text().splitlines())}
     assert {url: row["status"] for url, row in rows.items()} == {
         "file:///etc/hostname": "ok", "file:///dev/zero": "interrupted"

@@ -88,7 +88,7 @@ def test_an_unreadable_skip_done_manifest_is_exit_2(tmp_path: Path) -> None:
 
 
 def test_an_unwritable_manifest_is_exit_9(tmp_path: Path) -> None:
-    result = run_fetch("--manifest", str(tmp_path / "no" / "m.jsonl"), "file:///nowhere")
+    result = run_fetch("--manifest", str(tmp_path / "no" / "m.jsonl"), "-d", str(tmp_path / "out"), "file:///nowhere")
     assert result.returncode == 9
     assert result.stderr.decode().startswith(f"fetch: cannot write {tmp_path}/no/m.jsonl: No such file or directory")
 

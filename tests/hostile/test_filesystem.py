@@ -28,6 +28,9 @@ from fetcher.layout import PATH_MAX, Layout, load_done
 from fetcher.sink import Directories
 from fetcher.text import NAME_MAX, fit_name, safe_filename
 from fetcher.url import parse_url
+from tests.conftest import run_fetch
+from tests.hostile.checks import one_error_line
+from tests.hostile.names_hostile import NamingServer, naming_server
 from tests.plugin_scheme import LineServer
 from tests.servers.common import serving
 from tests.servers.gopher import GopherServer
@@ -52,6 +55,13 @@ def server() -> Iterator[LineServer]:
     line_server = LineServer(reply)
     yield line_server
     line_server.close()
+
+
+@pytest.fixture
+def site() -> Iterator[NamingServer]:
+    """An HTTP server for the tests that run the `fetch` command itself: /doc/NAME answers NAME three times."""
+    with naming_server() as server:
+        yield server
 
 
 def url(server: LineServer, name: str) -> str:
@@ -408,10 +418,10 @@ def test_a_listing_saved_with_dash_o_uppercase_never_follows_a_planted_symlink(
     victim.write_bytes(b"precious")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "src").symlink_to(victim)
+    (out / "index").symlink_to(victim)  # -O names a directory URL `index` (issue 29, item 10)
     assert main(["-O", "--output-dir", str(out), f"file://{source}/"]) == 0
     assert victim.read_bytes() == b"precious"
-    assert not (out / "src").is_symlink() and "a.txt" in (out / "src").read_text()
+    assert not (out / "index").is_symlink() and "a.txt" in (out / "index").read_text()
     link = tmp_path / "null"
     link.symlink_to("/dev/null")
     assert main(["-o", str(link), f"file://{source}/"]) == 0
@@ -701,3 +711,118 @@ def test_what_appears_at_the_name_during_a_transfer_is_not_replaced(tmp_path: Pa
             writer.finish(None)
         assert (tmp_path / f"{kind}.bin.part").read_bytes() == body
         assert target.is_dir() if kind == "dir" else stat.S_ISFIFO(os.lstat(target).st_mode)
+
+
+# -- the user's -o path is written through its symlinks (issue 29, item 2) -----------------------
+
+
+def test_dash_o_onto_a_symlink_writes_through_it_as_curl_does(tmp_path: Path, site: NamingServer) -> None:
+    """`fetch -o link URL`, link -> target: the target gets the bytes through `target.part`, the link stays."""
+    target = tmp_path / "real" / "target.bin"
+    target.parent.mkdir()
+    target.write_bytes(b"old version")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    result = run_fetch("-o", str(link), site.url("/doc/doc"))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_bytes() == b"docdocdoc"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["target.bin"]  # no .part left beside it
+    assert not (tmp_path / "link.part").exists()
+
+
+def test_dash_o_onto_a_dangling_symlink_creates_what_it_names(tmp_path: Path, site: NamingServer) -> None:
+    link = tmp_path / "link"
+    link.symlink_to("made.bin")  # relative, as `ln -s made.bin link` makes it
+    result = run_fetch("--no-clobber", "-o", str(link), site.url("/doc/doc"))  # nothing there to keep yet
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and (tmp_path / "made.bin").read_bytes() == b"docdocdoc"
+    result = run_fetch("--no-clobber", "-o", str(link), site.url("/doc/other"))  # now the target is kept
+    assert result.returncode == 0 and b"exists; kept it (--no-clobber)" in result.stderr
+    assert (tmp_path / "made.bin").read_bytes() == b"docdocdoc"
+
+
+def test_dash_o_onto_a_symlink_to_a_directory_or_a_loop_is_a_clear_error(tmp_path: Path, site: NamingServer) -> None:
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    (tmp_path / "to-dir").symlink_to(directory)
+    result = run_fetch("-o", str(tmp_path / "to-dir"), site.url("/doc/doc"))
+    assert result.returncode == 9
+    assert one_error_line(result.stderr).startswith(f"fetch: {tmp_path / 'to-dir'} is a symlink to the directory "
+                                                    f"{directory} (")  # fmt: skip
+    assert list(directory.iterdir()) == []
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    result = run_fetch("-o", str(tmp_path / "a"), site.url("/doc/doc"))
+    assert result.returncode == 9
+    assert "a loop of symlinks" in one_error_line(result.stderr)
+    assert (tmp_path / "a").is_symlink() and (tmp_path / "b").is_symlink()
+
+
+def test_dash_o_through_a_symlink_keeps_part_no_follow_and_resumes(tmp_path: Path, site: NamingServer) -> None:
+    """The rule for NAME.part stays: a symlink planted at the target's .part is refused, never followed;
+    -C resumes the target's own .part."""
+    target = tmp_path / "target.bin"
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    (tmp_path / "target.bin.part").symlink_to(victim)
+    result = run_fetch("-o", str(link), site.url("/doc/doc"))
+    assert result.returncode == 9 and b"target.bin.part is a symlink" in result.stderr
+    assert victim.read_bytes() == b"precious" and not target.exists()
+    (tmp_path / "target.bin.part").unlink()
+    (tmp_path / "target.bin.part").write_bytes(b"doc")
+    result = run_fetch("-C", "-o", str(link), site.url("/doc/doc"))
+    assert result.returncode == 0, result.stderr
+    assert target.read_bytes() == b"docdocdoc" and link.is_symlink()
+
+
+# -- a bulk run without -d (issue 29, item 1) ---------------------------------------------------------------
+
+
+def test_a_bulk_run_without_d_prints_documents_and_replaces_nothing(tmp_path: Path, site: NamingServer) -> None:
+    """`fetch -i urls.txt` where the user keeps a `hello` of their own: --help says documents go to stdout."""
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "hello").write_bytes(b"my own file\n")
+    (here / "doc").write_bytes(b"mine too\n")
+    listing = tmp_path / "urls.txt"
+    listing.write_text(f"# two documents\n{site.url('/doc/hello')}\n\n{site.url('/doc/doc')}\n")
+    result = run_fetch("-i", str(listing), "--no-progress", cwd=here)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"hellohellohello" + b"docdocdoc"  # in input order, one after another
+    assert (here / "hello").read_bytes() == b"my own file\n" and (here / "doc").read_bytes() == b"mine too\n"
+    assert sorted(p.name for p in here.iterdir()) == ["doc", "hello"]
+    # stdin as the list, a failure in the middle: the others still print, exit 1
+    result = run_fetch("-i", "-", input=f"{site.url('/doc/doc')}\n{site.url('/missing')}\n{site.url('/doc/ok')}\n"
+                       .encode(), cwd=here)  # fmt: skip
+    assert result.returncode == 1
+    assert result.stdout == b"docdocdoc" + b"okokok"
+    assert "404 Not Found" in result.stderr.decode()
+    assert sorted(p.name for p in here.iterdir()) == ["doc", "hello"]
+
+
+def test_a_bulk_run_that_saves_needs_a_directory(tmp_path: Path, site: NamingServer) -> None:
+    """-r, --manifest, --skip-done without -d: refused before anything runs, nothing written."""
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "doc").write_bytes(b"mine\n")
+    for args in (["-r"], ["--manifest", "m.jsonl"], ["--skip-done", "m.jsonl"], ["-i", "-", "--manifest", "m.jsonl"]):
+        result = run_fetch(*args, site.url("/doc/doc"), input=b"", cwd=here)
+        assert result.returncode == 2, (args, result.stderr)
+        assert "give -d DIR for where they go" in result.stderr.decode()
+        assert "-d . saves in the current directory" in result.stderr.decode()
+        assert sorted(p.name for p in here.iterdir()) == ["doc"] and (here / "doc").read_bytes() == b"mine\n"
+    # -d . is asking for the current directory: there, replacing stays the documented default
+    result = run_fetch("-d", ".", "--no-progress", site.url("/doc/doc"), cwd=here)
+    assert result.returncode == 0, result.stderr
+    assert (here / "doc").read_bytes() == b"docdocdoc"
+
+
+def test_dash_o_and_an_input_list_is_a_usage_error(tmp_path: Path, site: NamingServer) -> None:
+    listing = tmp_path / "urls.txt"
+    listing.write_text(f"{site.url('/doc/doc')}\n")
+    result = run_fetch("-o", str(tmp_path / "out"), "-i", str(listing))
+    assert result.returncode == 2 and b"-o names one file" in result.stderr
+    assert not (tmp_path / "out").exists()
