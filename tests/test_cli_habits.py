@@ -95,7 +95,7 @@ async def test_head_is_curls_head_not_a_prefix_of_header(server: HTTPTestServer)
     assert all(request.header("http") is None for request in server.requests)  # not sent as `-H URL1`
 
 
-@pytest.mark.parametrize("prefix", ["--retr", "--max-redir", "--no-rob", "--insec", "--time", "--head-"])
+@pytest.mark.parametrize("prefix", ["--retr", "--max-redir", "--no-rob", "--insec", "--time", "--hea"])
 async def test_a_prefix_of_a_long_option_is_refused(server: HTTPTestServer, prefix: str) -> None:
     code, out, err = await cli(prefix, "3", server.url("/notes.txt"))
     assert code == 2 and out == b"", err
@@ -343,21 +343,35 @@ def test_units_are_binary_like_the_options() -> None:
     assert binary_rate(None) == "-- B/s"
 
 
-def test_no_abbreviation_reaches_the_parser_from_an_option_file(tmp_path: Path) -> None:
-    options = tmp_path / "rc"
-    options.write_text("retr = 3\n")
-    result = run_fetch("-K", str(options), "http://127.0.0.1:1/")
-    assert result.returncode == 2 and f"{options} line 1: unknown option '--retr'" in result.stderr.decode()
 
-
-
-async def test_head_in_the_library_reads_no_body_whatever_content_length_says(server: HTTPTestServer) -> None:
-    """The reply to a HEAD ends with its head: waiting for its Content-Length bytes would hang."""
+async def test_head_in_the_library_has_no_body_whatever_content_length_says(
+    server: HTTPTestServer, tmp_path: Path
+) -> None:
+    """`Client(head=True)`: the document of a HEAD is empty (its Content-Length is the GET's), so saving it
+    is complete at 0 bytes rather than "transfer ended at 0 of 18 bytes"."""
     from fetcher import Client
 
     async with Client(head=True, timeout=20) as client:
         with trio.fail_after(10):
             async with client.open(server.url("/page")) as resource:
-                assert await resource.read() == b""
+                assert (await resource.read(), resource.size) == (b"", 0)
                 assert resource.metadata["status_line"] == "HTTP/1.1 200 OK"
-    assert [request.method for request in server.requests] == ["HEAD"]
+            saved = await client.download(server.url("/page"), tmp_path / "head")
+    assert saved.bytes == 0 and (tmp_path / "head").read_bytes() == b""
+    assert [request.method for request in server.requests] == ["HEAD", "HEAD"]
+
+
+async def test_head_in_a_library_bulk_run_is_never_sent_down_a_pipelined_lane(
+    server: HTTPTestServer, tmp_path: Path
+) -> None:
+    """The lanes write plain GETs: with `head=True` every URL takes the task path, which sends HEAD."""
+    from fetcher import Client
+
+    urls = [server.url("/page"), server.url("/notes.txt"), server.url("/page?2")]
+    names = iter(("a", "b", "c"))
+    async with Client(head=True, timeout=20) as client:
+        with trio.fail_after(20):
+            async with client.fetch_all(urls, destination=lambda url: tmp_path / next(names)) as results:
+                outcomes = [outcome async for outcome in results]
+    assert len(outcomes) == 3
+    assert sorted(request.method for request in server.requests) == ["HEAD", "HEAD", "HEAD"]

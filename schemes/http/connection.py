@@ -36,11 +36,10 @@ trace = logging.getLogger("fetcher.trace")
 BODY_RECEIVE = 1 << 20
 
 
-def _framing(response: h11.Response, *, head: bool = False) -> tuple[int | None, bool, bool]:
+def _framing(response: h11.Response) -> tuple[int | None, bool, bool]:
     """(Content-Length when it alone frames the body, whether the body is chunked, whether the connection stays open).
 
-    h11 has accepted the head, so a Transfer-Encoding here is `chunked`.  The reply to a HEAD (`head`)
-    has no body whatever its fields say: h11, which knows the request, ends the message.
+    h11 has accepted the head, so a Transfer-Encoding here is `chunked`.
     """
     lengths = set()
     chunked = False
@@ -53,7 +52,7 @@ def _framing(response: h11.Response, *, head: bool = False) -> tuple[int | None,
         elif name == b"connection" and b"close" in value.lower():
             keep_alive = False
     status = response.status_code
-    if status < 200 or status in (204, 304) or head:
+    if status < 200 or status in (204, 304):
         return None, False, keep_alive
     if chunked or len(lengths) != 1:
         return None, chunked, keep_alive
@@ -82,8 +81,6 @@ class HTTPConnection:
         self._tap: archive.Tap | None = None
         #: The current request is a GET (its reply may take the lean path of fasthead.py).
         self._get = False
-        #: The current request is a HEAD: its reply has no body, whatever its Content-Length says.
-        self._head = False
         #: A GET written by `lean_request` that h11 has not been told of yet.
         self._untold: RequestHead | None = None
         #: Body bytes that came with a head read on the lean path (h11 never saw them).
@@ -122,7 +119,6 @@ class HTTPConnection:
                 trace.debug("> %s", escape(line))
         assert data is not None
         self._get = head.method == "GET"
-        self._head = head.method == "HEAD"
         self._pending = None
         self._tap = current_tap() if head.method != "CONNECT" else None
         if self._tap is not None:
@@ -203,7 +199,7 @@ class HTTPConnection:
             if isinstance(event, h11.InformationalResponse | h11.Response):
                 self._trace_head(event)
             if isinstance(event, h11.Response):
-                self._length, self._chunked, self._keep_alive = _framing(event, head=self._head)
+                self._length, self._chunked, self._keep_alive = _framing(event)
                 return event
             if isinstance(event, h11.ConnectionClosed):
                 raise ProtocolError(

@@ -276,7 +276,7 @@ class Handler:
         codings = rules.header_list(headers, "content-encoding")
         limits = session.settings.limits
         decoder = None
-        if not session.settings.raw and not session.settings.head:
+        if not session.settings.raw:
             decoder = decoder_for(codings, max_encodings=limits.encodings, max_ratio=limits.decoded_ratio)
         length = rules.content_length(headers)
         start = 0
