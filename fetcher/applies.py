@@ -7,8 +7,10 @@ so each such option gets one line on stderr saying why it changes
 nothing here, and a combination that cannot mean anything (-I with -o,
 -N with --no-clobber) is a usage error (exit 2) before anything runs.
 
-Only options the user gave count (the command line or an option file):
-a default never warns.  Standard library only; this runs before trio.
+Only options spelled on the command line count: a default never warns,
+and neither does ~/.fetchrc, which holds the user's defaults for every run
+(`no-clobber` there must not warn on each `fetch URL`).  Standard library
+only; this runs before trio.
 """
 
 from __future__ import annotations

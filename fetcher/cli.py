@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     from .applies import check, given
 
     try:
-        for warning in check(args, given(parser, [*from_files, *arguments]), bulk=is_bulk(args)):
+        for warning in check(args, given(parser, arguments), bulk=is_bulk(args)):
             _say_warning(warning)
     except Contradiction as error:
         return _refused(error.message, error.hint)

@@ -181,33 +181,63 @@ def _check(parser: argparse.ArgumentParser, token: str, following: str | None) -
     if not token.startswith("-") or token == "-":
         return
     actions = parser._option_string_actions
-    if token == "-O-" or (token == "-O" and following == "-"):
-        raise Misread("-O takes no value here (curl's -O: save under the URL's name); wget's -O - is stdout",
-                      "leave -O out: a document goes to stdout (-o - forces it onto a terminal)")  # fmt: skip
-    if (token in FLAG_GIVEN_A_VALUE and token in actions and following is not None and following[:1] != "-"
-            and not _looks_like_url(following)):  # fmt: skip
-        meaning, instead = FLAG_GIVEN_A_VALUE[token]
-        raise Misread(f"{token} takes no value here, so {following!r} would be read as a URL "
-                      f"(it looks like {meaning})", instead)  # fmt: skip
-    if token[:2] == "-O" and len(token) > 2 and not _all_flags(actions, token[2:]):
-        raise Misread(f"{token}: -O takes no value here (curl's -O: save under the URL's name)",
-                      f"-o {token[2:]} (or --output-document {token[2:]}) names the file")  # fmt: skip
-    if token in GIVEN_A_URL and token in actions and following is not None:
-        meaning, instead, pattern = GIVEN_A_URL[token]
-        if re.match(pattern, following):
-            raise Misread(f"{token} {following}: the URL would be read as the value of {token} "
+    if token.startswith("--"):
+        name = token.split("=", 1)[0]
+        if name == "--referer" and "=" not in token:
+            _check_value(name, following)
+        if name not in actions and name in MISREAD:
+            meaning, instead = MISREAD[name]
+            raise Misread(f"{token}: not a fetch option (it looks like {meaning})", instead)
+        return
+    if token not in actions and token in MISREAD:  # -nv, -nc, -np: wget's letter pairs
+        meaning, instead = MISREAD[token]
+        raise Misread(f"{token}: not a fetch option (it looks like {meaning})", instead)
+    _check_letters(actions, token, following)
+
+
+def _check_letters(actions: dict[str, argparse.Action], token: str, following: str | None) -> None:
+    """`-x`, or short options run together as curl allows (-sSLO, -qO-, -oFILE), letter by letter."""
+    letters = token[1:]
+    for index, letter in enumerate(letters):
+        option, rest = "-" + letter, letters[index + 1 :]
+        action = actions.get(option)
+        if action is None:
+            if option in MISREAD:
+                meaning, instead = MISREAD[option]
+                what = "not a fetch option" if index == 0 else f"{option} is not a fetch option"
+                raise Misread(f"{token}: {what} (it looks like {meaning})", instead)
+            return  # argparse says what is wrong
+        if action.nargs != 0:  # the rest of the token, or the next argument, is its value
+            if not rest:
+                _check_value(option, following)
+            return
+        if option not in FLAG_GIVEN_A_VALUE:
+            continue
+        meaning, instead = FLAG_GIVEN_A_VALUE[option]
+        if option == "-O" and (rest == "-" or (not rest and following == "-")):
+            stdout = "leave -O out: a document goes to stdout (-o - forces it onto a terminal)"
+            raise Misread(f"{token}: -O takes no value here (curl's -O: save under the URL's name); wget's -O - "
+                          "is stdout", stdout)  # fmt: skip
+        if rest and not _all_flags(actions, rest):
+            if option == "-O":
+                instead = f"-o {rest} (or --output-document {rest}) names the file"
+            raise Misread(f"{token}: {option} takes no value here (it looks like {meaning})", instead)
+        if not rest and following is not None and following[:1] != "-" and not _looks_like_url(following):
+            raise Misread(f"{option} takes no value here, so {following!r} would be read as a URL "
                           f"(it looks like {meaning})", instead)  # fmt: skip
-    if token in ("-e", "--referer") and following is not None and re.fullmatch(r"\w+\s*=.*", following):
-        robots = following.replace(" ", "").lower() in ("robots=off", "robots=0")
-        raise Misread(f"-e is curl's --referer URL; {following!r} looks like a wget -e command",
+
+
+def _check_value(option: str, value: str | None) -> None:
+    """The value of a fetch option that is really a URL (wget's -m URL) or a wget -e command."""
+    if value is None:
+        return
+    if option in GIVEN_A_URL:
+        meaning, instead, pattern = GIVEN_A_URL[option]
+        if re.match(pattern, value):
+            raise Misread(f"{option} {value}: the URL would be read as the value of {option} "
+                          f"(it looks like {meaning})", instead)  # fmt: skip
+    if option in ("-e", "--referer") and re.fullmatch(r"\w+\s*=.*", value):
+        robots = value.replace(" ", "").lower() in ("robots=off", "robots=0")
+        raise Misread(f"-e is curl's --referer URL; {value!r} looks like a wget -e command",
                       "--no-robots" if robots else "give the option itself (fetch --help lists them), "
                       "on the command line or in ~/.fetchrc")  # fmt: skip
-    name = token.split("=", 1)[0] if token.startswith("--") else token
-    if name in actions:
-        return
-    if not token.startswith("--") and token not in MISREAD and token[:2] in actions:
-        return  # a short option with its value attached (-d/tmp), or combined flags (-sS)
-    known = MISREAD.get(name) or (MISREAD.get(token[:2]) if not token.startswith("--") else None)
-    if known is not None:
-        meaning, instead = known
-        raise Misread(f"{token}: not a fetch option (it looks like {meaning})", instead)

@@ -220,6 +220,11 @@ MISREADINGS = [
     (["-e", "robots=off"], "-e is curl's --referer URL; 'robots=off' looks like a wget -e command", "--no-robots"),
     (["-C", "100"], "-C takes no value here, so '100' would be read as a URL", "-C alone"),
     (["-R", "*.gif"], "-R takes no value here", "-R here is curl's --remote-time"),
+    (["-qO-"], "-qO-: -O takes no value here", "a document goes to stdout"),  # wget -qO- URL
+    (["-qO", "saved.txt"], "-O takes no value here, so 'saved.txt' would be read as a URL", "-o FILE"),
+    (["-sc"], "-sc: -c is not a fetch option (it looks like wget's -c (--continue))", "-C (--continue)"),
+    (["-rl", "2"], "-rl: -l is not a fetch option (it looks like wget's -l N (--level))", "--depth N"),
+    (["-C100"], "-C100: -C takes no value here (it looks like curl's -C OFFSET)", "-C alone"),
 ]
 
 
@@ -375,3 +380,9 @@ async def test_head_in_a_library_bulk_run_is_never_sent_down_a_pipelined_lane(
                 outcomes = [outcome async for outcome in results]
     assert len(outcomes) == 3
     assert sorted(request.method for request in server.requests) == ["HEAD", "HEAD", "HEAD"]
+
+
+async def test_an_option_file_holds_defaults_that_do_not_warn(server: HTTPTestServer, tmp_path: Path) -> None:
+    (tmp_path / "rc").write_text("no-clobber\nlayout = tree\n")
+    code, out, err = await cli("-K", str(tmp_path / "rc"), server.url("/notes.txt"))
+    assert (code, out, err) == (0, TEXT, "")
