@@ -111,6 +111,8 @@ async def test_unknown_size_shows_a_spinner_with_bytes_and_rate(server: HTTPTest
     assert code == 0, terminal
     last = final_line(terminal)
     assert last.startswith("✓ s.bin 300.0 KiB ") and "/s" in last and "%" not in last, last
+    # The rate in the binary units --limit-rate reads (4M is 4.0 MiB/s, never "4.2 MB/s").
+    assert re.search(r" \d+(\.\d)? (B|KiB|MiB|GiB)/s ", last), last
 
 
 async def test_no_bar_when_stderr_is_not_a_terminal_or_with_silent(server: HTTPTestServer, tmp_path: Path) -> None:
