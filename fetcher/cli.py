@@ -65,6 +65,7 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "raw": args.raw,
         "max_size": args.max_size,
         "show_error_body": args.show_error_body,
+        "head": args.head,
         "query": args.query,
         "form": dict(args.form),
         "article_range": args.article_range,
@@ -168,19 +169,17 @@ def is_bulk(args: argparse.Namespace) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     arguments = sys.argv[1:] if argv is None else list(argv)
-    # Intermixed: URLs may come before, between and after options, as with curl.
-    args = parser.parse_intermixed_args(arguments)
+    from .applies import Contradiction
     from .config import ConfigError, config_arguments
+    from .habits import Misread, normalize
 
     try:
+        arguments = normalize(parser, arguments)  # curl's `-C -`; wget's -O FILE, -c, -nv... refused
+        # Intermixed: URLs may come before, between and after options, as with curl.
+        args = parser.parse_intermixed_args(arguments)
         from_files = config_arguments(parser, args)
-    except ConfigError as error:
-        from .text import safe_text
-
-        sys.stderr.write(f"fetch: {safe_text(error.message)}\n")
-        if error.hint:
-            sys.stderr.write(f"  hint: {safe_text(error.hint)}\n")
-        return 2
+    except (ConfigError, Misread, Contradiction) as error:
+        return _refused(error.message, error.hint)
     if from_files:  # the files first: the command line wins
         args = parser.parse_intermixed_args([*from_files, *arguments])
     if args.print_completion:
@@ -197,6 +196,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"fetch: --netrc-file {args.netrc_file!r}: no such file\n  hint: check the path, "
                          "or leave the option out to use $NETRC or ~/.netrc\n")  # fmt: skip
         return 2
+    from .applies import check, given
+
+    try:
+        for warning in check(args, given(parser, arguments), bulk=is_bulk(args)):
+            _say_warning(warning)
+    except Contradiction as error:
+        return _refused(error.message, error.hint)
     if args.silent:
         args.progress = False
     restore = _install_logging(args.verbose)
@@ -205,6 +211,22 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args)
     finally:
         restore()
+
+
+def _refused(message: str, hint: str | None) -> int:
+    """A usage error found before anything runs: `fetch: ...`, `  hint: ...`, exit 2."""
+    from .text import safe_text
+
+    sys.stderr.write(f"fetch: {safe_text(message)}\n")
+    if hint:
+        sys.stderr.write(f"  hint: {safe_text(hint)}\n")
+    return 2
+
+
+def _say_warning(text: str) -> None:
+    from .text import safe_text
+
+    sys.stderr.write(f"fetch: warning: {safe_text(text)}\n")
 
 
 #: True in the `fetch` command's own process (`entry_point`), not when `main` is called in a program.

@@ -17,7 +17,9 @@ Which files: `~/.fetchrc` (or the file `$FETCHRC` names) first, then each
 `--config FILE` in order, then the command line, so the command line wins
 for single-valued options and repeatable ones (-H) add up.  `-q/--no-config`
 skips `~/.fetchrc`.  A missing ~/.fetchrc is fine; a missing --config FILE is
-an error.  Every error names the file and the line.
+an error.  Every error names the file and the line.  A file over 1 MiB or
+10,000 lines is refused (exit 2) after reading at most that much, so
+`-K /dev/zero` or a $FETCHRC naming an endless file ends at once.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ class ConfigError(Exception):
         self.message = message
         self.hint = hint
 
+
+#: The most of one option file fetch reads, in bytes and in lines: `-K /dev/zero`, or $FETCHRC naming an
+#: endless or huge file, is an error naming the file instead of a read until memory runs out.
+MAX_BYTES = 1 << 20
+MAX_LINES = 10_000
 
 #: Options that choose config files: meaningless inside one.
 _NOT_IN_FILES = frozenset({"--config", "--no-config", "--help", "--version", "--man", "--print-completion"})
@@ -63,15 +70,23 @@ def read_config(parser: argparse.ArgumentParser, path: Path, *, required: bool =
     `required` is False for ~/.fetchrc, which may be absent (and -q skips).
     """
     try:
-        data = path.read_bytes()
+        with path.open("rb") as source:
+            data = source.read(MAX_BYTES + 1)
     except FileNotFoundError:
         if not required:
             return []
         raise ConfigError(f"--config {path}: no such file", hint="check the path") from None
     except OSError as error:
         raise ConfigError(f"cannot read the config file {path}: {error.strerror or error}") from None
+    skip = "" if required else f", or run fetch -q to skip {path}"
+    lines = data.count(b"\n")
+    if len(data) > MAX_BYTES or lines > MAX_LINES:
+        over = "is over 1 MiB" if len(data) > MAX_BYTES else f"has over {MAX_LINES} lines"
+        raise ConfigError(f"the option file {path} {over} (the cap for an option file)",
+                          hint="an option file holds options, one a line (a list of URLs goes in -i FILE)"
+                          + skip)  # fmt: skip
     arguments: list[str] = []
-    hint = "fix or remove that line" + ("" if required else f", or run fetch -q to skip {path}")
+    hint = "fix or remove that line" + skip
     for number, raw in enumerate(data.split(b"\n"), 1):
         try:
             line = raw.decode("utf-8").strip()

@@ -381,6 +381,7 @@ def admits(url: URL, client: Client, *, resume: bool) -> bool:
         or settings.max_time
         or settings.max_size is not None
         or settings.limit_rate
+        or settings.head
         or settings.user is not None
         or (tap is not None and tap.active_recorder() is not None)
     ):

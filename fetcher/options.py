@@ -80,6 +80,14 @@ def _whole(minimum: int, what: str) -> Callable[[str], int]:
 
 
 _count = _whole(1, "a count")
+
+
+def _tries(text: str) -> int:
+    """wget's --tries N: N attempts in all, so N-1 retries; wget's 0 (endless) has no equivalent here."""
+    attempts = _whole(0, "a count")(text)
+    if attempts == 0:
+        raise argparse.ArgumentTypeError("0 means endless tries in wget; fetch always stops: give --retries N")
+    return attempts - 1
 _zero_or_more = _whole(0, "a count")
 
 
@@ -217,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES + "\nexit codes:" + exits + "\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
+        # No prefixes of long options: `--retry 3` must not run as --retry-max-time 3, nor `--head URL`
+        # as --header URL (issue 29).  Combined short flags (-sSLO) still work: they are not prefixes.
+        allow_abbrev=False,
     )
     parser.add_argument("urls", nargs="*", metavar="URL", help="URLs to retrieve (default: none; give one or -i FILE)")
     info = parser.add_argument_group("help")
@@ -238,17 +249,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="do not read ~/.fetchrc (or the file $FETCHRC names) "
                        "(default: read it if it exists)")  # fmt: skip
     out = parser.add_argument_group("output")
-    out.add_argument("-o", "--output", metavar="FILE",
-                     help="write the document to FILE (via FILE.part) (default: stdout; '-' is stdout)")  # fmt: skip
+    out.add_argument("-o", "--output", "--output-document", metavar="FILE",
+                     help="write the document to FILE (via FILE.part); a relative FILE goes under --output-dir "
+                     "(default: stdout; '-' is stdout)")  # fmt: skip
     out.add_argument("-O", "--remote-name", action="store_true",
                      help="save under a name from the URL (replaces an existing file; see --no-clobber)")  # fmt: skip
     out.add_argument("-J", "--content-disposition", action="store_true",
                      help="-O, -d: use the file name an HTTP server suggests (Content-Disposition), made safe "
                      "(default: the URL's name)")  # fmt: skip
-    out.add_argument("--output-dir", metavar="DIR", help="directory for -O files (default: the current directory)")
+    out.add_argument("--output-dir", metavar="DIR",
+                     help="directory for -O files and a relative -o FILE, created if missing "
+                     "(default: the current directory)")  # fmt: skip
     out.add_argument("--no-clobber", action="store_true",
-                     help="keep an existing output file: say so and exit 0 (default: replace it)")  # fmt: skip
-    out.add_argument("-s", "--silent", action="store_true", help="no progress bar (errors are still reported)")
+                     help="keep an existing output file (-o, -O, -d): say so and exit 0 "
+                     "(default: replace it)")  # fmt: skip
+    out.add_argument("-s", "--silent", "--no-verbose", action="store_true",
+                     help="no progress bar (errors are still reported)")  # fmt: skip
+    out.add_argument("-S", "--show-error", action="store_true", default=True,
+                     help="report errors, also with -s (default: always; accepted for curl's -sS)")  # fmt: skip
     out.add_argument("-v", "--verbose", action="store_true", help="trace protocol lines on stderr")
     out.add_argument("--json", action="store_true", help="listings and advisories as JSON lines")
     out.add_argument("--links", action="store_true", help="listings as absolute URLs, one per line")
@@ -259,9 +277,17 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--max-size", type=_positive_size, metavar="SIZE",
                      help="stop with an error past SIZE bytes, e.g. 500K, 64M (default: no cap)")  # fmt: skip
     out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")
+    out.add_argument("-f", "--fail", action="store_true", default=True,
+                     help="an HTTP error status fails the URL with its exit code and saves nothing (default: "
+                     "always; --show-error-body prints the error page)")  # fmt: skip
     http = parser.add_argument_group("HTTP requests")
     http.add_argument("-H", "--header", type=_header, action="append", default=[], metavar="'NAME: VALUE'",
                       help="add an HTTP(S) request header (repeatable; 'NAME:' removes a default one) "
+                      "(default: none)")  # fmt: skip
+    http.add_argument("-I", "--head", action="store_true",
+                      help="HTTP(S): send HEAD and print the response head on stdout; no body is fetched")  # fmt: skip
+    http.add_argument("-D", "--dump-header", metavar="FILE",
+                      help="write each HTTP response head (the last of a redirect chain) to FILE, '-' for stdout "
                       "(default: none)")  # fmt: skip
     http.add_argument("-A", "--user-agent", metavar="TEXT", help="HTTP(S) User-Agent (default fetcher/VERSION)")
     http.add_argument("-e", "--referer", metavar="URL", help="HTTP(S) Referer header (default: none)")
@@ -272,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="follow at most N redirects (default 20)")  # fmt: skip
     http.add_argument("--redirect-schemes", metavar="LIST",
                       help="schemes a redirect may lead to (default http,https,ftp)")  # fmt: skip
-    http.add_argument("--proxy", metavar="URL", help="HTTP proxy (default: $http_proxy / $https_proxy)")
+    http.add_argument("-x", "--proxy", metavar="URL", help="HTTP proxy (default: $http_proxy / $https_proxy)")
     net = parser.add_argument_group("time limits and retries")
     net.add_argument("--timeout", type=_positive_float, default=30.0, metavar="SECONDS",
                      help="idle time limit (default 30)")  # fmt: skip
@@ -286,8 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="at most RATE bytes/s in all, e.g. 100K, 1M (K=1024) (default: no limit)")  # fmt: skip
     net.add_argument("--speed-time", type=_positive_float, default=30.0, metavar="SECONDS",
                      help="window of the --speed-limit rule (default 30)")  # fmt: skip
-    net.add_argument("--retries", type=_zero_or_more, metavar="N",
+    net.add_argument("--retries", "--retry", dest="retries", type=_zero_or_more, metavar="N",
                      help="retry transient failures N times, with backoff (default 2 in bulk, else 0)")  # fmt: skip
+    net.add_argument("--tries", dest="retries", type=_tries, metavar="N",
+                     help="wget's form: N attempts in all, that is --retries N-1 (default: as --retries)")  # fmt: skip
     net.add_argument("--retry-max-time", type=_positive_float, default=60.0, metavar="SECONDS",
                      help="stop retrying a URL after SECONDS (default 60)")  # fmt: skip
     safety = parser.add_argument_group("safety and TLS")
@@ -299,7 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     safety.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")
     safety.add_argument("--cacert", metavar="FILE",
                         help="trust the CA certificates in FILE (default: the system's trust store)")  # fmt: skip
-    safety.add_argument("-k", "--insecure", action="store_true", help="do not verify TLS certificates (dangerous)")
+    safety.add_argument("-k", "--insecure", "--no-check-certificate", action="store_true",
+                        help="do not verify TLS certificates (dangerous)")  # fmt: skip
     auth = parser.add_argument_group("login")
     auth.add_argument("-u", "--user", metavar="USER[:PASSWORD]",
                       help="credentials (default: ~/.netrc, else anonymous; asks for a missing password "
@@ -333,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     bulk = parser.add_argument_group("many URLs")
     bulk.add_argument("-i", "--input-file", metavar="FILE",
                       help="read URLs from FILE, one a line ('-' for stdin) (default: none)")  # fmt: skip
-    bulk.add_argument("-d", "--directory", metavar="DIR",
+    bulk.add_argument("-d", "--directory", "--directory-prefix", metavar="DIR",
                       help="save every document under DIR (default: none; documents go to stdout one after "
                       "another, -O saves each by its name; -r, --manifest, --skip-done, --cluster need "
                       "-d)")  # fmt: skip
@@ -347,7 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="send one HTTP request at a time on each connection (default: bulk runs pipeline plain GETs)",
     )
-    bulk.add_argument("--manifest", metavar="FILE", help="write one JSON record per URL (default: none)")
+    bulk.add_argument("--manifest", metavar="FILE",
+                      help="append one JSON record per URL to FILE; an existing FILE is added to, not replaced "
+                      "(default: none)")  # fmt: skip
     bulk.add_argument("--skip-done", metavar="MANIFEST",
                       help="skip URLs this manifest records as done (default: retrieve all)")  # fmt: skip
     bulk.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -369,6 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="-r: transfer only files whose size or time differ from the local copy")  # fmt: skip
     mirror.add_argument("--parent", action="store_true",
                         help="-r may go above the start directory (default: never)")  # fmt: skip
+    mirror.add_argument("--no-parent", dest="parent", action="store_false",
+                        help="-r never goes above the start directory (default; wget's -np)")  # fmt: skip
     mirror.add_argument("--no-robots", action="store_true", help="-r over HTTP ignores robots.txt")
     mirror.add_argument("--ftp-facts", action="store_true",
                         help="FTP listings ask SIZE and MDTM of each file listed without a size or exact time "

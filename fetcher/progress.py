@@ -151,7 +151,7 @@ class RichProgress(NoProgress):
 
     def columns(self, task: Any) -> str:
         """Everything after the bar, as plain text (the rendering is tested on a pty)."""
-        from rich.filesize import decimal
+        from .units import binary, binary_rate
 
         done = int(task.completed)
         total = max(self.added, self.expected)
@@ -167,8 +167,8 @@ class RichProgress(NoProgress):
             speed: float | None = received / elapsed if elapsed > 0 else None
         else:
             speed = byte_task.speed
-        rate = f"{decimal(int(speed))}/s" if speed is not None else "-- B/s"
-        return f"{counts}  {self.failed} failed  {decimal(received)}  {rate}  {self._time(task)}"
+        rate = binary_rate(speed)
+        return f"{counts}  {self.failed} failed  {binary(received)}  {rate}  {self._time(task)}"
 
     def _time(self, task: Any) -> str:
         if self.finished or self.growing or not self.added:

@@ -29,7 +29,6 @@ class TransferBar:
             TextColumn,
             TimeElapsedColumn,
             TimeRemainingColumn,
-            TransferSpeedColumn,
         )
 
         from .text import safe_text
@@ -38,11 +37,11 @@ class TransferBar:
         name = name if len(name) <= 30 else name[:29] + "…"
         columns: list[ProgressColumn | str]
         if total is not None:
-            columns = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), DownloadColumn(),
-                       TransferSpeedColumn(), TimeRemainingColumn()]  # fmt: skip
+            columns = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                       DownloadColumn(binary_units=True), _speed_column(), TimeRemainingColumn()]  # fmt: skip
         else:
             columns = [SpinnerColumn(finished_text="✓"), TextColumn("{task.description}"), _bytes_column(),
-                       TransferSpeedColumn(), TimeElapsedColumn()]  # fmt: skip
+                       _speed_column(), TimeElapsedColumn()]  # fmt: skip
         self._progress = Progress(*columns, console=Console(file=sys.stderr), transient=False)
         self._task = self._progress.add_task(name, total=total, completed=done)
         self._known = total is not None
@@ -65,13 +64,29 @@ class TransferBar:
 
 
 def _bytes_column() -> Any:
-    """Bytes so far, without the `/?` DownloadColumn shows for an unknown total."""
-    from rich.filesize import decimal
+    """Bytes so far, without the `/?` DownloadColumn shows for an unknown total (binary units)."""
     from rich.progress import ProgressColumn, Task
     from rich.text import Text
 
+    from .units import binary
+
     class BytesColumn(ProgressColumn):
         def render(self, task: Task) -> Text:
-            return Text(decimal(int(task.completed)), style="progress.download")
+            return Text(binary(int(task.completed)), style="progress.download")
 
     return BytesColumn()
+
+
+def _speed_column() -> Any:
+    """The rate in binary units: `--limit-rate 4M` shows as 4.0 MiB/s, not as rich's 4.2 MB/s."""
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
+
+    from .units import binary_rate
+
+    class SpeedColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(binary_rate(speed), style="progress.data.speed")
+
+    return SpeedColumn()

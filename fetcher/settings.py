@@ -119,6 +119,8 @@ class Settings:
     raw: bool = False
     max_size: int | None = None
     show_error_body: bool = False
+    #: -I/--head: HTTP(S) sends HEAD instead of GET; the document has the response's head and no body.
+    head: bool = False
     # Protocol inputs the URL may lack.
     query: str | None = None
     form: dict[str, str] = field(default_factory=dict)

@@ -76,12 +76,14 @@ async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
     url = parse_url(text)
     target: Path | None = None
     if args.output and args.output != "-":
-        target = Path(args.output)
+        target = Path(args.output_dir or ".") / args.output  # an absolute -o FILE stays itself
     elif args.remote_name:
         target = Path(args.output_dir or ".") / render.remote_name(url)
         refuse_reserved(target, "the name from the URL")
     if target is not None and args.output:
         target = through_links(target)
+    if target is not None and args.output_dir:
+        make_output_dir(args.output_dir)
     if target is not None and args.no_clobber and os.path.lexists(target):
         _say(f"{target} exists; kept it (--no-clobber)")
         return Done()
@@ -116,6 +118,12 @@ async def _attempt(
     # -C on FILE with no FILE.part (left by wget, curl, a copy): FILE itself is continued, as `curl -C -` does.
     adopted = (_complete_size(target) or 0) if target is not None and args.resume and offset == 0 else 0
     async with client.open(url, offset=offset or adopted, validators=validators) as resource:
+        if getattr(args, "head", False) or getattr(args, "dump_header", None) is not None:
+            from .heads import received
+
+            received(resource, args)  # -I, -D
+            if args.head:
+                return done
         if resource.kind != "document":
             print_resource_meta(resource, args, target)
             return done
@@ -198,6 +206,17 @@ def descriptor_link(path: Path) -> bool:
             return False  # not a link (any more)
         hop = os.path.normpath(os.path.join(os.path.dirname(hop), link))
     return False
+
+
+def make_output_dir(directory: str) -> None:
+    """--output-dir is created when missing, as -d is (curl would need --create-dirs)."""
+    from .errors import OutputError
+
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"--output-dir {directory}: cannot create it: {error.strerror or error}",
+                          hint="choose a directory you can write to") from None  # fmt: skip
 
 
 def server_name(resource: Resource, args: argparse.Namespace) -> str | None:

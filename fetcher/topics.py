@@ -63,12 +63,15 @@ TOPICS: tuple[Topic, ...] = (
         ("http", "https"),
         "HTTP and HTTPS (RFC 1738 §3.3, RFC 9110, RFC 9112)",
         ("http://<host>:<port>/<path>?<searchpart>", "https://<host>:<port>/<path>?<searchpart>"),
-        "Sends a GET (HTTP/1.1, keep-alive, gzip accepted and decoded unless --raw), follows redirects "
+        "Sends a GET (HTTP/1.1, keep-alive, gzip accepted and decoded unless --raw; -I sends HEAD and prints "
+        "the response head, -D FILE saves the head), follows redirects "
         "(-L, up to --max-redirs, only to --redirect-schemes), verifies TLS certificates, resumes with Range "
         "(-C). An HTML page is a document; with -r its links are followed. An error status fails the URL "
         "(404: exit 6), its body shown with --show-error-body. Bulk runs (-i, -r) pipeline plain GETs, up to 32 "
         "in flight on each kept-alive connection; --no-pipeline sends one at a time.",
         (
+            "-I",
+            "-D",
             "-H",
             "-A",
             "-e",

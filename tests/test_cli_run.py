@@ -60,7 +60,7 @@ async def test_bulk_progress_on_a_terminal_counts_urls_failures_and_bytes(
     bar = [line for line in text.replace("\r", "\n").split("\n") if line.startswith("URLs ")]
     assert bar, text
     last_bar = bar[-1]
-    assert "7/7 100%" in last_bar and "1 failed" in last_bar and "42.0 kB" in last_bar and "/s" in last_bar, last_bar
+    assert "7/7 100%" in last_bar and "1 failed" in last_bar and "41.0 KiB" in last_bar and "/s" in last_bar, last_bar
     assert "left" not in last_bar  # finished: the elapsed time, not an estimate
     assert (
         final_line(terminal) == "fetch: 6 retrieved, 1 failed; 42000 bytes in " + final_line(terminal).split(" in ")[1]
@@ -115,7 +115,7 @@ async def test_mirror_progress_shows_what_is_known_so_far_and_no_estimate(tmp_pa
     assert states, text
     assert all("left" not in state for state in states)  # a growing total gets no made-up time left
     assert all("%" not in state for state in states[:-1] if "so far" in state)
-    assert "12/12 100%" in states[-1] and "0 failed" in states[-1] and "1.0 kB" in states[-1], states[-1]
+    assert "12/12 100%" in states[-1] and "0 failed" in states[-1] and "1000 B" in states[-1], states[-1]
     assert_ends_cleanly(terminal)
 
 

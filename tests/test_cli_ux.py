@@ -97,7 +97,7 @@ async def test_progress_bar_on_a_terminal_shows_size_percent_and_ends_cleanly(
     assert code == 0, terminal
     assert (tmp_path / "big.bin").read_bytes() == BIG
     last = final_line(terminal)
-    assert "big.bin" in last and "100%" in last and "307.2/307.2 kB" in last, last
+    assert "big.bin" in last and "100%" in last and "300.0/300.0 KiB" in last, last
     # It ends on a fresh line with the cursor shown again, and nothing but SGR/cursor sequences was drawn.
     assert CSI.sub(b"", terminal).endswith(b"\r\n")
     assert terminal.endswith(b"\x1b[?25h")  # the cursor is shown again
@@ -110,7 +110,9 @@ async def test_unknown_size_shows_a_spinner_with_bytes_and_rate(server: HTTPTest
     code, terminal, _ = await on_pty("-o", str(tmp_path / "s.bin"), server.url("/stream.bin"))
     assert code == 0, terminal
     last = final_line(terminal)
-    assert last.startswith("✓ s.bin 307.2 kB ") and "/s" in last and "%" not in last, last
+    assert last.startswith("✓ s.bin 300.0 KiB ") and "/s" in last and "%" not in last, last
+    # The rate in the binary units --limit-rate reads (4M is 4.0 MiB/s, never "4.2 MB/s").
+    assert re.search(r" \d+(\.\d)? (B|KiB|MiB|GiB)/s ", last), last
 
 
 async def test_no_bar_when_stderr_is_not_a_terminal_or_with_silent(server: HTTPTestServer, tmp_path: Path) -> None:
@@ -192,7 +194,7 @@ def test_help_states_what_dash_o_does_with_an_existing_file() -> None:
     result = run_fetch("--help")
     text = " ".join(result.stdout.decode().split())
     assert "replaces an existing file; see --no-clobber" in text
-    assert "keep an existing output file: say so and exit 0 (default: replace it)" in text
+    assert "keep an existing output file (-o, -O, -d): say so and exit 0 (default: replace it)" in text
 
 
 async def test_continue_on_a_complete_file_says_so(server: HTTPTestServer, tmp_path: Path) -> None:

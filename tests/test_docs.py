@@ -14,7 +14,7 @@ import pytest
 import fetcher
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ("fetch", "download", "listings", "bulk", "mirror", "errors", "safety", "extending", "reference")
+PAGES = ("fetch", "download", "listings", "bulk", "mirror", "options", "errors", "safety", "extending", "reference")
 
 
 def test_every_public_name_has_a_docstring() -> None:

@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from fetcher.habits import EQUIVALENTS
 from fetcher.manpage import render as render_man
+from fetcher.optionref import render as render_reference
 from fetcher.options import build_parser
 from fetcher.registry import HANDLERS
 from fetcher.topics import COMMON, TOPICS, Topic, topic_text
@@ -80,6 +82,16 @@ def man_problems(parser: argparse.ArgumentParser, page: str) -> list[str]:
         for action in options_of(parser)
         for option in action.option_strings
         if f"\\fB{option.replace('-', chr(92) + '-')}\\fR" not in page
+    ]
+
+
+def reference_problems(parser: argparse.ArgumentParser, page: str) -> list[str]:
+    """Each option string as docs/options.md writes it: in backquotes, alone or before its value."""
+    return [
+        f"{option}: not in docs/options.md"
+        for action in options_of(parser)
+        for option in action.option_strings
+        if not re.search(rf"`{re.escape(option)}[` ]", page)
     ]
 
 
@@ -167,9 +179,9 @@ def test_fish_completion_offers_choices_topics_files_and_directories() -> None:
     script = run_fetch("--print-completion", "fish").stdout.decode()
     assert "complete -c fetch -l layout -x -a 'flat tree' -d " in script
     assert "complete -c fetch -s h -l help -x -a 'schemes ftp ftps http https gopher gophers news" in script
-    assert "complete -c fetch -s o -l output -r -F -d " in script
+    assert "complete -c fetch -s o -l output -l output-document -r -F -d " in script
     assert "complete -c fetch -s i -l input-file -r -F -d " in script
-    assert "complete -c fetch -s d -l directory -x -a '(__fish_complete_directories)' -d " in script
+    assert "complete -c fetch -s d -l directory -l directory-prefix -x -a '(__fish_complete_directories)' -d " in script
     assert "complete -c fetch -l timeout -x -d " in script  # a number: no file names offered
 
 
@@ -212,9 +224,68 @@ def test_an_option_without_help_or_default_fails_the_checks() -> None:
     missing = build_parser()
     assert man_problems(parser, render_man(missing)) == ["--frobnicate: not in the man page",
                                                           "--quietly: not in the man page"]  # fmt: skip
+    assert reference_problems(parser, DOCS_OPTIONS.read_text()) == ["--frobnicate: not in docs/options.md",
+                                                                    "--quietly: not in docs/options.md"]  # fmt: skip
     fish = run_fetch("--print-completion", "fish").stdout.decode()
     assert completion_problems(parser, "fish", fish) == ["--frobnicate: not in the fish completion",
                                                          "--quietly: not in the fish completion"]  # fmt: skip
+
+
+# -- every option in --help, the man page and the docs site (issue 29) -------------------------------------------
+
+DOCS_OPTIONS = Path(__file__).resolve().parent.parent / "docs" / "options.md"
+
+
+def test_every_option_is_in_help_the_man_page_and_the_docs_option_reference() -> None:
+    parser = build_parser()
+    options = [option for action in options_of(parser) for option in action.option_strings]
+    assert {"--retry", "-I", "--head", "-D", "-f", "-S", "-x", "--tries", "--directory-prefix"} <= set(options)
+    help_text = run_fetch("--help").stdout.decode()
+    man = run_fetch("--man").stdout.decode()
+    page = DOCS_OPTIONS.read_text()
+    assert help_problems(parser, help_text) == []
+    assert man_problems(parser, man) == []
+    assert reference_problems(parser, page) == []
+
+
+def test_the_docs_option_reference_is_what_the_parser_prints() -> None:
+    """docs/options.md is generated (python -m fetcher.optionref > docs/options.md): never behind the parser."""
+    assert DOCS_OPTIONS.read_text() == render_reference(), "regenerate: python -m fetcher.optionref > docs/options.md"
+    assert "  - Option reference: options.md\n" in (DOCS_OPTIONS.parent.parent / "mkdocs.yml").read_text()
+
+
+def test_the_docs_name_the_option_files_and_what_the_issue_found_missing() -> None:
+    page = DOCS_OPTIONS.read_text()
+    for needed in ("`-J`", "`~/.fetchrc`", "`FETCHRC`", "`--speed-limit BYTES`", "`--output-dir DIR`"):
+        assert needed in page, needed
+    assert "## curl and wget\n" in page and "| fetch | curl | wget |\n|---|---|---|\n| `-o FILE` |" in page
+
+
+def test_man_page_titles_name_options_as_typed_and_list_the_option_files() -> None:
+    page = render_man()
+    assert "\n.SS MIRRORING (\\-r)\n" in page and "(\\-R)" not in "".join(re.findall(r"\.SS .*", page))
+    assert "\n.SS OPTION FILES (one option a line: 'name = value', '\\-\\-name value', # comments)\n" in page
+    files = page[page.index("\n.SH FILES\n") : page.index("\n.SH SEE ALSO\n")]
+    assert "\\fI~/.fetchrc\\fR" in files and "\\fI~/.netrc\\fR" in files
+    environment = page[page.index("\n.SH ENVIRONMENT\n") : page.index("\n.SH FILES\n")]
+    assert "\\fBFETCHRC\\fR" in environment
+
+
+def test_man_page_maps_curl_and_wget_options_to_fetchs() -> None:
+    result = run_fetch("--man")
+    page = result.stdout.decode()
+    table = page[page.index("\n.SH CURL AND WGET\n") : page.index("\n.SH EXAMPLES\n")]
+    rows = table[table.index(".nf\n") + 4 : table.index("\n.fi\n")].splitlines()
+    assert rows[0].split() == ["fetch", "curl", "wget"]
+    assert len(rows) == len(EQUIVALENTS) + 1
+    assert "\\-o FILE" in rows[1] and rows[1].rstrip().endswith("\\-O FILE")  # wget's -O FILE is fetch's -o FILE
+    assert any(row.startswith("\\-\\-retries N") and "\\-\\-retry N" in row for row in rows)
+    assert "wget's -O FILE" not in table and "\\-O FILE" in table
+
+
+def test_help_says_the_manifest_is_appended_to() -> None:
+    text = " ".join(run_fetch("--help").stdout.decode().split())
+    assert "--manifest FILE append one JSON record per URL to FILE; an existing FILE is added to, not replaced" in text
 
 
 # -- fetch --help SCHEME ------------------------------------------------------------------------------------

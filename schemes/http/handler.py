@@ -113,6 +113,7 @@ class Handler:
             via_proxy=proxy is not None and url.scheme == "http",
             proxy_credentials=proxy_credentials if url.scheme == "http" else None,
             extra=settings.headers,
+            method="HEAD" if settings.head else "GET",
         )
         validators = session.validators if offset > 0 else None
         condition = validators.if_range() if validators is not None else None
@@ -278,7 +279,9 @@ class Handler:
             failure = rules.status_error(status, reason, str(public(url)), headers, sent_credentials=sent_credentials)
             failure.body = await self._error_body(lease, headers)
             raise failure
-        return self._document(url, session, lease, headers, status, offset)
+        document = self._document(url, session, lease, headers, status, offset)
+        document.metadata["status_line"] = f"HTTP/{reply.http_version.decode('ascii', 'replace')} {status} {reason}"
+        return document
 
     def _document(
         self, url: HttpURL, session: Session, lease: Lease, headers: rules.Headers, status: int, offset: int
@@ -302,7 +305,7 @@ class Handler:
                 )
             start = offset
             total = span.total
-        if status in (204, 304):
+        if status in (204, 304) or session.settings.head:
             total = 0
         metadata = {"status": status, "headers": headers, "etag": rules.header(headers, "etag")}
         if codings:

@@ -79,8 +79,9 @@ def build_request(
     via_proxy: bool = False,
     proxy_credentials: tuple[str, str | None] | None = None,
     extra: tuple[tuple[str, str], ...] = (),
+    method: str = "GET",
 ) -> RequestHead:
-    """The GET for `url`.
+    """The GET (or with `method`, the HEAD) for `url`.
 
     `extra` (the user's -H/-e fields) come last; one named like a field
     above replaces it, and an empty value removes it (as curl does).
@@ -103,7 +104,7 @@ def build_request(
     if extra:
         headers = _merge(headers, extra)
     target = absolute_target(url) if via_proxy else url.target
-    return RequestHead("GET", target, headers)
+    return RequestHead(method, target, headers)
 
 
 def _merge(defaults: list[tuple[str, str]], extra: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
