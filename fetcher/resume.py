@@ -24,7 +24,6 @@ integers), since it goes into a request header.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import stat
@@ -32,8 +31,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from .etags import valid_tag
 
 if TYPE_CHECKING:
     from .resource import Resource
@@ -66,6 +63,8 @@ class Validators:
     def of(cls, resource: Resource) -> Validators:
         """What a response says about its document.  A content-coded body's ETag names the coded
         bytes, not the decoded ones the `.part` holds (a resume asks for identity): not kept."""
+        from .etags import valid_tag  # etags loads json: only a transfer that records needs it
+
         coded = bool(resource.metadata.get("content_encoding"))
         return cls(
             etag=None if coded else valid_tag(resource.metadata.get("etag")),
@@ -127,6 +126,8 @@ def record(partial: Path | str, validators: Validators) -> bool:
     """Keep `validators` beside `partial`; best effort (a resume without them is checked less, not wrong)."""
     if not validators:
         return False
+    import json  # only when a record is written: a plain fetch never loads json (issue 17)
+
     data = json.dumps({"etag": validators.etag, "modified": validators.modified, "length": validators.length})
     try:
         fd = os.open(record_path(partial), _WRITE, 0o666)
@@ -160,11 +161,15 @@ def recorded(partial: Path | str) -> Validators | None:
     finally:
         os.close(fd)
     try:
+        import json
+
         data = json.loads(raw) if len(raw) <= MAX_RECORD else None
     except ValueError:
         data = None
     if not isinstance(data, dict):
         return None
+    from .etags import valid_tag
+
     found = Validators(etag=valid_tag(data.get("etag")), modified=_count(data.get("modified")),
                        length=_count(data.get("length")))  # fmt: skip
     return found or None
