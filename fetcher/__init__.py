@@ -64,6 +64,7 @@ _EXPORTS = {
     "TooLarge": "errors",
     "LimitExceeded": "errors",
     "Timeout": "errors",
+    "OutputError": "errors",
     "Interrupted": "errors",
 }
 # submodules reachable as attributes (`fetcher.errors.NotFound`) without an explicit import
@@ -94,6 +95,7 @@ __all__ = [
     "NotFound",
     "Outcome",
     "Outcomes",
+    "OutputError",
     "Policy",
     "ProsperoURL",
     "ProtocolError",
@@ -132,6 +134,7 @@ if TYPE_CHECKING:
     from .errors import Interrupted as Interrupted
     from .errors import LimitExceeded as LimitExceeded
     from .errors import NotFound as NotFound
+    from .errors import OutputError as OutputError
     from .errors import ProtocolError as ProtocolError
     from .errors import Timeout as Timeout
     from .errors import TooLarge as TooLarge
