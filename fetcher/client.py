@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from . import aio, guard
 from .errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
@@ -26,7 +26,7 @@ from .net import Budget, Connection, current_budget, open_connection, trace
 from .pool import Pool
 from .registry import get_handler
 from .resource import Advisory, Entry, Resource
-from .settings import BULK_SPEED_LIMIT, Settings
+from .settings import BULK_SPEED_LIMIT, Settings, SettingsOverrides
 from .sink import Download, partial_size, save
 from .url import URL, parse_url, redact
 
@@ -234,7 +234,7 @@ class Outcome:
 class Client:
     """`async with Client(...) as client:` then `open`, `fetch`, `download`, `fetch_all`."""
 
-    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+    def __init__(self, settings: Settings | None = None, **overrides: Unpack[SettingsOverrides]) -> None:
         self.settings = Settings.build(settings, **overrides)
         self.policy = self.settings.policy
         self.pool = Pool(idle_timeout=self.settings.idle_timeout)
@@ -542,7 +542,7 @@ class Client:
                 await aio.sleep(delay)
 
 
-async def fetch(url: URL | str, **settings: Any) -> Fetched:
+async def fetch(url: URL | str, **settings: Unpack[SettingsOverrides]) -> Fetched:
     """One-off retrieval: `await fetcher.fetch("ftp://host/file")`."""
     async with Client(**settings) as client:
         return await client.fetch(url)
