@@ -250,8 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep an existing output file: say so and exit 0 (default: replace it)")  # fmt: skip
     out.add_argument("-s", "--silent", action="store_true", help="no progress bar (errors are still reported)")
     out.add_argument("-v", "--verbose", action="store_true", help="trace protocol lines on stderr")
-    out.add_argument("--json", action="store_true", help="listings and advisories as JSON lines")
-    out.add_argument("--links", action="store_true", help="listings as absolute URLs, one per line")
+    out.add_argument("--json", action="store_true",
+                     help="listings, advisories and an HTML page's links as JSON lines")  # fmt: skip
+    out.add_argument("--links", action="store_true",
+                     help="listings and an HTML page's links as absolute URLs, one a line (for -i -)")  # fmt: skip
     out.add_argument("--raw", action="store_true", help="keep wire forms (no gzip decoding, no CRLF conversion)")
     out.add_argument("-w", "--write-out", type=_write_out, metavar="FORMAT",
                      help="print FORMAT on stdout after each URL: %%{url} %%{size} %%{time_total} %%{exit_code}, "

@@ -101,6 +101,12 @@ async def _attempt(
         if resource.kind != "document":
             print_resource_meta(resource, args, target)
             return done
+        if args.links or args.json:  # an HTML page's links, as a listing's (render.links_listing)
+            option = "--links" if args.links else "--json"
+            listing = await render.links_listing(resource, max_links=client.settings.limits.frontier, option=option)
+            done.size = resource.bytes_read
+            print_resource_meta(listing, args, target)
+            return done
         if complete is not None and resource.size == complete:
             _say(f"{target} is already complete ({complete} bytes); nothing to do")
             return done
