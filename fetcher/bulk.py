@@ -253,7 +253,16 @@ class BulkRun:
             and not progress.verbose
             and not args.recursive
             and not getattr(args, "content_disposition", False)
+            and getattr(args, "write_out", None) is None
         )
+        #: -w FORMAT: a line on stdout for each record (fetcher.writeout), and the outcome being handled.
+        self.write_out: str | None = getattr(args, "write_out", None)
+        self._outcome: tuple[Job, Outcome] | None = None
+        if self.write_out is not None:
+            from .writeout import needs_peers
+
+            if needs_peers(self.write_out):
+                client.peers = {}
         records = load_done(args.skip_done) if args.skip_done else None
         for problem in records.problems if records is not None else []:
             progress.log(problem)
@@ -319,9 +328,20 @@ class BulkRun:
             except OutputError as error:
                 self.stop(error)
         self.progress.url_done(record)
+        if self.write_out is not None:
+            self._write_out(job, record)
         if status == "failed":
             where = f" (line {job.line})" if job.line is not None else ""
             self.progress.log(f"fetch: {escape(record['url'])}{where}: {escape(record['error'] or '')}")
+
+    def _write_out(self, job: Job, record: dict[str, Any]) -> None:
+        """-w: the record's line on stdout (with what the outcome being handled adds, if it is this job's)."""
+        from .writeout import from_record, render
+
+        assert self.write_out is not None
+        outcome = self._outcome[1] if self._outcome is not None and self._outcome[0] is job else None
+        sys.stdout.write(render(self.write_out, from_record(record, outcome, self.client.peers)))
+        sys.stdout.flush()
 
     def _count(self, job: Job, status: str, size: int | None) -> None:
         """The job's outcome in the totals; the job is done and no longer kept by URL."""
@@ -527,6 +547,7 @@ class BulkRun:
 
     async def handle(self, outcome: Outcome) -> None:
         job = self.by_url[outcome.url]
+        self._outcome = (job, outcome)  # for -w's line (`finish`)
         if self._quiet_saves and outcome.error is None and type(outcome.result) is Download:
             # A saved file whose record nobody reads (no manifest, no -v line, no bar, no -r, no -J):
             # `finish`'s counts, without the record.

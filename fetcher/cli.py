@@ -358,8 +358,13 @@ async def _run_urls(args: argparse.Namespace) -> int:
     failures = 0
     last_code = 0
     async with Client(**settings_from_args(args)) as client:
+        if args.write_out is not None:
+            from .writeout import needs_peers
+
+            client.peers = {} if needs_peers(args.write_out) else None
         for text in args.urls:
             started, done, code = time.monotonic(), Done(), 0
+            failure: FetchError | None = None
             try:
                 done = await run_one(client, text, args)
             except FetchError as error:
@@ -368,11 +373,13 @@ async def _run_urls(args: argparse.Namespace) -> int:
                 report(error, text)
                 failures += 1
                 last_code = code = error.exit_code
+                failure = error
             if args.write_out is not None:
-                from .writeout import render
+                from .writeout import facts, render
 
-                sys.stdout.write(render(args.write_out, url=text, size=done.size,
-                                        seconds=time.monotonic() - started, exit_code=code))  # fmt: skip
+                found = facts(text, result=done.resource, error=failure, seconds=time.monotonic() - started,
+                              size=done.size, filename=done.path, exit_code=code, peers=client.peers)  # fmt: skip
+                sys.stdout.write(render(args.write_out, found))
                 sys.stdout.flush()
     if failures == 0:
         return 0

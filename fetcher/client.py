@@ -115,7 +115,7 @@ class Session:
         scheme = scheme or self.url.scheme
         context: ssl.SSLContext | None
         context = self.client.ssl_context() if tls is True else tls or None
-        return await open_connection(
+        connection = await open_connection(
             host,
             port,
             scheme=scheme,
@@ -127,6 +127,9 @@ class Session:
             server_hostname=server_hostname,
             what=what,
         )
+        if self.client.peers is not None and what != "data port":  # -w %{remote_ip}: only when asked
+            self.client.remember_peer(self.url, connection, port)
+        return connection
 
     def ssl_context(self) -> ssl.SSLContext:
         return self.client.ssl_context()
@@ -254,6 +257,9 @@ class Client:
         #: FTP URL -> the start directory ("" for none) -r confines it to: a name of unknown
         #: target (an MLSD link, an NLST name) is listed only if PWD shows it stays there.
         self.confine: dict[str, str] = {}
+        #: (host, port) of a URL -> the address and port its last connection reached (through a proxy:
+        #: the proxy's), for -w's remote_ip/remote_port; None (nothing kept) unless the caller sets a dict.
+        self.peers: dict[tuple[str, int], tuple[str, int]] | None = None
 
     def __repr__(self) -> str:
         return f"<Client {self.settings!r}>"
@@ -278,6 +284,12 @@ class Client:
                 context.verify_mode = ssl.CERT_NONE
             self._ssl_context = context
         return self._ssl_context
+
+    def remember_peer(self, url: URL, connection: Connection, port: int) -> None:
+        """Where a connection for `url` went (see `peers`)."""
+        host, url_port = getattr(url, "host", None), getattr(url, "port", None)
+        if self.peers is not None and host is not None and url_port is not None:
+            self.peers[(host, url_port)] = (connection.peer_address() or connection.host, port)
 
     def netrc_credentials(self, host: str) -> tuple[str, str | None] | None:
         if not self.settings.use_netrc:
@@ -325,6 +337,8 @@ class Client:
             if session.tap is not None:
                 await _settle_failed_tap(session.tap, error)
             raise
+        if hops and "redirects" not in resource.metadata:  # the last hop's count (-w %{num_redirects})
+            resource.metadata["redirects"] = hops
         if session.tap is not None and resource.tap is None and not session.tap.closed:
             resource.tap = session.tap
         if resource.max_size is None:

@@ -39,6 +39,10 @@ class Done:
     """What one URL produced (for -w/--write-out)."""
 
     size: int = 0
+    #: The resource retrieved (closed by now: its url, content_type and metadata), if one was opened.
+    resource: Resource | None = None
+    #: The file written, if any.
+    path: str | None = None
 
 
 def is_binary(content_type: str | None, first: bytes) -> bool:
@@ -98,14 +102,17 @@ async def _attempt(
     offset = partial_size(target) if target is not None and resume else 0
     complete = _complete_size(target) if target is not None and args.resume and offset == 0 else None
     async with client.open(url, offset=offset) as resource:
+        done.resource = resource
         if resource.kind != "document":
             print_resource_meta(resource, args, target)
+            done.path = str(target) if target is not None else None
             return done
         if args.links or args.json:  # an HTML page's links, as a listing's (render.links_listing)
             option = "--links" if args.links else "--json"
             listing = await render.links_listing(resource, max_links=client.settings.limits.frontier, option=option)
             done.size = resource.bytes_read
             print_resource_meta(listing, args, target)
+            done.path = str(target) if target is not None else None
             return done
         if complete is not None and resource.size == complete:
             _say(f"{target} is already complete ({complete} bytes); nothing to do")
@@ -126,6 +133,7 @@ async def _attempt(
             download = await save(resource, target, resumed=offset > 0, digest=False,
                                   in_place_ok=bool(args.output), on_chunk=bar.advance)  # fmt: skip
         done.size = download.bytes
+        done.path = str(download.path)
         return done
 
 
