@@ -3,7 +3,8 @@
     python3 examples/bulk.py urls.txt out/
 
 urls.txt is read like `fetch -i`: one URL per line, blank lines and `#`
-comments skipped, `<URL:...>` wrappers may span lines.  Copy and adapt: the
+comments skipped, `<URL:...>` wrappers may span a few lines; a bad line is
+reported with its number and the others are still fetched.  Copy and adapt: the
 same Client pools connections across URLs, limits work per host, retries
 transient failures and writes each file atomically; every name is sanitized
 and stays inside out/.  Exits 1 if any URL failed.
@@ -17,7 +18,7 @@ from pathlib import Path
 import trio
 
 from fetcher import URL, Client, URLError, parse_url
-from fetcher.bulk import read_url_lines
+from fetcher.inputs import BadLine, read_url_lines
 from fetcher.layout import Layout
 from fetcher.text import safe_text
 
@@ -28,7 +29,11 @@ def plan(url_file: Path, out_dir: Path) -> tuple[dict[str, Path], int]:
     names: dict[str, Path] = {}
     bad = 0
     with url_file.open(encoding="utf-8", errors="surrogateescape") as lines:
-        for text, number in read_url_lines(lines):
+        for text, number in read_url_lines(lines):  # bounded: no line or wrapper is held past its cap
+            if isinstance(text, BadLine):  # an over-long line, or a file with no line ends
+                bad += 1
+                print(f"BAD   {url_file}:{number}: {text.problem}", file=sys.stderr)
+                continue
             try:
                 url = parse_url(text)
             except URLError as error:

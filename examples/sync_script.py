@@ -9,9 +9,9 @@ saves every document among the URLs under OUT_DIR with one concurrent
 which it continues where the protocol allows (FTP REST, HTTP Range, local
 files).  Exits 1 if any URL failed.
 
-Each call runs its own event loop, so it works anywhere no loop is running
-(in Jupyter, whose loop is running, call `fetcher.fetch` with `await`, or
-use these from a worker thread).
+Each call runs its own event loop: right here where no loop is running,
+on a worker thread of its own inside a running one (a Jupyter cell, whose
+loop waits meanwhile; `await fetcher.fetch(...)` there does not block it).
 """
 
 from __future__ import annotations
@@ -61,17 +61,17 @@ def main(out_dir: Path, urls: list[str]) -> int:
     outcomes = fetcher.fetch_all_sync(list(targets), destination=lambda url: targets[str(url)], jobs=4, retries=1)
 
     by_url = {outcome.url: outcome for outcome in outcomes}
-    for url in targets:  # report in input order (outcomes come in completion order)
-        outcome = by_url[url]
+    for name in targets:  # report in input order (outcomes come in completion order)
+        outcome = by_url[name]
         if isinstance(outcome.result, fetcher.Download):
-            print(f"saved {safe_text(url)} as {outcome.result.path.name} ({outcome.result.bytes} bytes)")
+            print(f"saved {safe_text(name)} as {outcome.result.path.name} ({outcome.result.bytes} bytes)")
         elif outcome.result is not None:
-            print(f"{outcome.result.kind} {safe_text(url)} (not saved)")
+            print(f"{outcome.result.kind} {safe_text(name)} (not saved)")
         else:
             failed += 1
-            print(f"FAIL  {safe_text(url)}: {safe_text(str(outcome.error))}", file=sys.stderr)
+            print(f"FAIL  {safe_text(name)}: {safe_text(str(outcome.error))}", file=sys.stderr)
 
-    documents = [url for url in targets if isinstance(by_url[url].result, fetcher.Download)]
+    documents = [name for name in targets if isinstance(by_url[name].result, fetcher.Download)]
     if documents:
         again = out_dir / "again.bin"
         again.with_name("again.bin.part").write_bytes(targets[documents[0]].read_bytes()[:10])  # as if cut short

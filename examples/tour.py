@@ -37,9 +37,9 @@ try:
     import trio
 
     from tests.servers.common import serving
-    from tests.servers.gopher import GopherServer, menu_line
+    from tests.servers.gopher import GopherServer, Route, menu_line
     from tests.servers.nntp import Article, Group, NntpServer
-    from tests.servers.prospero import Directory, Link, Object, serve_prospero
+    from tests.servers.prospero import Directory, Link, Node, Object, serve_prospero
     from tests.servers.telnet import open_fake_telnetd
     from tests.servers.wais import Database, Document, WaisServer
 except ImportError as error:
@@ -115,7 +115,7 @@ def http_server(root: Path) -> Iterator[int]:
         server.shutdown()
 
 
-def gopher_routes(port: int) -> dict[bytes, bytes]:
+def gopher_routes(port: int) -> dict[bytes, Route]:
     """A menu of plain Gopher items and a Gopher+ directory whose attributes carry sizes and dates."""
     item = partial(menu_line, host="127.0.0.1", port=port)
     plus = partial(menu_line, host="127.0.0.1", port=port, plus=b"+")
@@ -170,7 +170,7 @@ def wais_databases() -> list[Database]:
     ]  # fmt: skip
 
 
-def prospero_tree(ftp_port: int) -> dict[str, Directory | Object]:
+def prospero_tree(ftp_port: int) -> dict[str, Node]:
     aftp = ["AFTP", "INTERNET-D", f"127.0.0.1({ftp_port})", "ASCII", "/pub/hello.txt", "TEXT"]
     return {
         "/pub": Directory([

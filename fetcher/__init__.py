@@ -10,7 +10,7 @@ re-exports under `TYPE_CHECKING`.
 * URLs: `parse_url`, `join` and one class per scheme;
 * results: `Fetched`, `Download`, `Outcome` (`FetchAll`, `Outcomes` for bulk), `Resource`, `Entry`,
   `Advisory`;
-* settings: `Settings`, `Limits`, `Policy`;
+* settings: `Settings` (and `SettingsOverrides`, the same as keyword arguments), `Limits`, `Policy`;
 * errors: the `fetcher.errors` module and its main classes, each with its exit code.
 """
 
@@ -48,6 +48,7 @@ _EXPORTS = {
     "fetch_all_sync": "sync",
     "Download": "sink",
     "Settings": "settings",
+    "SettingsOverrides": "settings",
     "Limits": "settings",
     "Resource": "resource",
     "Entry": "resource",
@@ -64,6 +65,7 @@ _EXPORTS = {
     "TooLarge": "errors",
     "LimitExceeded": "errors",
     "Timeout": "errors",
+    "OutputError": "errors",
     "Interrupted": "errors",
 }
 # submodules reachable as attributes (`fetcher.errors.NotFound`) without an explicit import
@@ -94,12 +96,14 @@ __all__ = [
     "NotFound",
     "Outcome",
     "Outcomes",
+    "OutputError",
     "Policy",
     "ProsperoURL",
     "ProtocolError",
     "Resource",
     "Session",
     "Settings",
+    "SettingsOverrides",
     "TelnetURL",
     "Timeout",
     "TooLarge",
@@ -132,6 +136,7 @@ if TYPE_CHECKING:
     from .errors import Interrupted as Interrupted
     from .errors import LimitExceeded as LimitExceeded
     from .errors import NotFound as NotFound
+    from .errors import OutputError as OutputError
     from .errors import ProtocolError as ProtocolError
     from .errors import Timeout as Timeout
     from .errors import TooLarge as TooLarge
@@ -144,6 +149,7 @@ if TYPE_CHECKING:
     from .resource import Resource as Resource
     from .settings import Limits as Limits
     from .settings import Settings as Settings
+    from .settings import SettingsOverrides as SettingsOverrides
     from .sink import Download as Download
     from .sync import download_sync as download_sync
     from .sync import fetch_all_sync as fetch_all_sync

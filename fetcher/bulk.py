@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 from . import aio, guard
 from .client import Client, Fetched, Outcome
 from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
+from .inputs import BadLine, LineCutter, UrlLines, read_url_lines
 from .layout import Layout, load_done, make_dirs, name_digest
 from .progress import NoProgress
 from .render import listing_json
@@ -62,55 +63,6 @@ class Job:
 
 
 # -- input ------------------------------------------------------------------
-
-
-class UrlLines:
-    """The URLs of an input file, line by line (`read_url_lines`, and -i - as stdin delivers).
-
-    Blank lines and `#` comments are skipped; a `<URL:...>` wrapper may span
-    several lines (RFC 1738 appendix), and is reported at its first line.
-    """
-
-    def __init__(self) -> None:
-        self.number = 0
-        self._pending: list[str] = []
-        self._start = 0
-
-    def feed(self, raw: str) -> tuple[str, int] | None:
-        """One line in; the URL it completes (with its line number), if any."""
-        self.number += 1
-        line = raw.rstrip("\r\n")
-        if self._pending:
-            self._pending.append(line)
-            if ">" in line:
-                return self.close()
-            return None
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            return None
-        if stripped.startswith("<") and ">" not in stripped:
-            self._pending, self._start = [stripped], self.number
-            return None
-        return stripped, self.number
-
-    def close(self) -> tuple[str, int] | None:
-        """The end of the input: a wrapper left open is still a URL (reported at its first line)."""
-        if not self._pending:
-            return None
-        text, self._pending = "\n".join(self._pending), []
-        return text, self._start
-
-
-def read_url_lines(lines: Iterable[str]) -> Iterator[tuple[str, int]]:
-    """URLs of an input file with their line numbers (see `UrlLines`)."""
-    reader = UrlLines()
-    for raw in lines:
-        found = reader.feed(raw)
-        if found is not None:
-            yield found
-    found = reader.close()
-    if found is not None:
-        yield found
 
 
 def stdin_stream(args: argparse.Namespace) -> int | None:
@@ -301,7 +253,16 @@ class BulkRun:
             and not progress.verbose
             and not args.recursive
             and not getattr(args, "content_disposition", False)
+            and getattr(args, "write_out", None) is None
         )
+        #: -w FORMAT: a line on stdout for each record (fetcher.writeout), and the outcome being handled.
+        self.write_out: str | None = getattr(args, "write_out", None)
+        self._outcome: tuple[Job, Outcome] | None = None
+        if self.write_out is not None:
+            from .writeout import needs_peers
+
+            if needs_peers(self.write_out):
+                client.peers = {}
         records = load_done(args.skip_done) if args.skip_done else None
         for problem in records.problems if records is not None else []:
             progress.log(problem)
@@ -369,9 +330,20 @@ class BulkRun:
             except OutputError as error:
                 self.stop(error)
         self.progress.url_done(record)
+        if self.write_out is not None:
+            self._write_out(job, record)
         if status == "failed":
             where = f" (line {job.line})" if job.line is not None else ""
             self.progress.log(f"fetch: {escape(record['url'])}{where}: {escape(record['error'] or '')}")
+
+    def _write_out(self, job: Job, record: dict[str, Any]) -> None:
+        """-w: the record's line on stdout (with what the outcome being handled adds, if it is this job's)."""
+        from .writeout import from_record, render
+
+        assert self.write_out is not None
+        outcome = self._outcome[1] if self._outcome is not None and self._outcome[0] is job else None
+        sys.stdout.write(render(self.write_out, from_record(record, outcome, self.client.peers)))
+        sys.stdout.flush()
 
     def _count(self, job: Job, status: str, size: int | None) -> None:
         """The job's outcome in the totals; the job is done and no longer kept by URL."""
@@ -453,6 +425,9 @@ class BulkRun:
 
     def add_inputs(self, jobs: Iterable[Job]) -> None:
         for job in jobs:
+            if isinstance(job.text, BadLine):  # an over-long line, or one with no end (fetcher.inputs)
+                self.finish(job, _record(job, "failed", error=UsageError(job.text.problem)), queued=False)
+                continue
             try:
                 job.url = parse_url(job.text)
             except URLError as error:
@@ -583,6 +558,7 @@ class BulkRun:
 
     async def handle(self, outcome: Outcome) -> None:
         job = self.by_url[outcome.url]
+        self._outcome = (job, outcome)  # for -w's line (`finish`)
         if self._quiet_saves and outcome.error is None and type(outcome.result) is Download:
             # A saved file whose record nobody reads (no manifest, no -v line, no bar, no -r, no -J):
             # `finish`'s counts, without the record.
@@ -768,20 +744,25 @@ class BulkRun:
 
     async def _feed(self, fd: int) -> None:
         """-i -: take URLs on as stdin delivers them, so a producer can still be writing
-        (`find ... | fetch -i - -d out`); one thread hop per read of up to 64 KiB."""
-        reader = UrlLines()
-        rest = b""
+        (`find ... | fetch -i - -d out`); one thread hop per read of up to 64 KiB, and
+        no line held past fetcher.inputs' caps (`-i - < /dev/zero` ends)."""
+        import codecs
+
+        reader, cutter = UrlLines(), LineCutter()
+        decode = codecs.getincrementaldecoder("utf-8")("surrogateescape").decode
         try:
-            while True:
+            while not cutter.ended:
                 data = await aio.run_sync(os.read, fd, 1 << 16, abandon_on_cancel=True)
+                lines = cutter.feed(decode(data, final=not data))
+                if not data:
+                    lines += cutter.close()
+                found = [item for line in lines for item in reader.feed(line)]
+                if not data or cutter.ended:
+                    found += reader.close()
+                self.add_inputs([Job(text=text, line=number) for text, number in found])
                 if not data:
                     break
-                *complete, rest = (rest + data).split(b"\n")
-                found = [reader.feed(raw.decode("utf-8", "surrogateescape")) for raw in complete]
-                self.add_inputs([Job(text=item[0], line=item[1]) for item in found if item is not None])
                 await self._wait_for_room()
-            found = [reader.feed(rest.decode("utf-8", "surrogateescape")) if rest else None, reader.close()]
-            self.add_inputs([Job(text=item[0], line=item[1]) for item in found if item is not None])
         except OSError as error:
             self.progress.log(f"fetch: cannot read -i -: {error.strerror or error}; the URLs read so far are retrieved")
         finally:

@@ -377,7 +377,8 @@ async def _run_urls(args: argparse.Namespace) -> int:
     import time
 
     from .client import Client
-    from .errors import FetchError
+    from .errors import FetchError, UsageError
+    from .inputs import BadLine
     from .serial import InputURLs
     from .single import Done, run_one
 
@@ -385,9 +386,16 @@ async def _run_urls(args: argparse.Namespace) -> int:
     last_code = 0
     urls = InputURLs(args)  # the command line's, then -i FILE's (without -d: to stdout, one after another)
     async with Client(**settings_from_args(args)) as client:
+        if args.write_out is not None:
+            from .writeout import needs_peers
+
+            client.peers = {} if needs_peers(args.write_out) else None
         async for text in urls:
             started, done, code = time.monotonic(), Done(), 0
+            failure: FetchError | None = None
             try:
+                if isinstance(text, BadLine):  # an unclosed wrapper, an over-long line (fetcher.inputs)
+                    raise UsageError(text.problem)
                 done = await run_one(client, text, args)
             except FetchError as error:
                 if args.show_error_body and error.body:
@@ -395,11 +403,13 @@ async def _run_urls(args: argparse.Namespace) -> int:
                 report(error, text)
                 failures += 1
                 last_code = code = error.exit_code
+                failure = error
             if args.write_out is not None:
-                from .writeout import render
+                from .writeout import facts, render
 
-                sys.stdout.write(render(args.write_out, url=text, size=done.size,
-                                        seconds=time.monotonic() - started, exit_code=code))  # fmt: skip
+                found = facts(text, result=done.resource, error=failure, seconds=time.monotonic() - started,
+                              size=done.size, filename=done.path, exit_code=code, peers=client.peers)  # fmt: skip
+                sys.stdout.write(render(args.write_out, found))
                 sys.stdout.flush()
     if failures == 0:
         return 0

@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from . import aio, guard
 from .errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
@@ -26,7 +26,7 @@ from .net import Budget, Connection, current_budget, open_connection, trace
 from .pool import Pool
 from .registry import get_handler
 from .resource import Advisory, Entry, Resource
-from .settings import BULK_SPEED_LIMIT, Settings
+from .settings import BULK_SPEED_LIMIT, Settings, SettingsOverrides
 from .sink import Download, partial_path, partial_size, save
 from .url import URL, parse_url, redact
 
@@ -120,7 +120,7 @@ class Session:
         scheme = scheme or self.url.scheme
         context: ssl.SSLContext | None
         context = self.client.ssl_context() if tls is True else tls or None
-        return await open_connection(
+        connection = await open_connection(
             host,
             port,
             scheme=scheme,
@@ -132,6 +132,9 @@ class Session:
             server_hostname=server_hostname,
             what=what,
         )
+        if self.client.peers is not None and what != "data port":  # -w %{remote_ip}: only when asked
+            self.client.remember_peer(self.url, connection, port)
+        return connection
 
     def ssl_context(self) -> ssl.SSLContext:
         return self.client.ssl_context()
@@ -240,7 +243,7 @@ class Outcome:
 class Client:
     """`async with Client(...) as client:` then `open`, `fetch`, `download`, `fetch_all`."""
 
-    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+    def __init__(self, settings: Settings | None = None, **overrides: Unpack[SettingsOverrides]) -> None:
         self.settings = Settings.build(settings, **overrides)
         self.policy = self.settings.policy
         self.pool = Pool(idle_timeout=self.settings.idle_timeout)
@@ -260,6 +263,9 @@ class Client:
         #: FTP URL -> the start directory ("" for none) -r confines it to: a name of unknown
         #: target (an MLSD link, an NLST name) is listed only if PWD shows it stays there.
         self.confine: dict[str, str] = {}
+        #: (host, port) of a URL -> the address and port its last connection reached (through a proxy:
+        #: the proxy's), for -w's remote_ip/remote_port; None (nothing kept) unless the caller sets a dict.
+        self.peers: dict[tuple[str, int], tuple[str, int]] | None = None
 
     def __repr__(self) -> str:
         return f"<Client {self.settings!r}>"
@@ -284,6 +290,12 @@ class Client:
                 context.verify_mode = ssl.CERT_NONE
             self._ssl_context = context
         return self._ssl_context
+
+    def remember_peer(self, url: URL, connection: Connection, port: int) -> None:
+        """Where a connection for `url` went (see `peers`)."""
+        host, url_port = getattr(url, "host", None), getattr(url, "port", None)
+        if self.peers is not None and host is not None and url_port is not None:
+            self.peers[(host, url_port)] = (connection.peer_address() or connection.host, port)
 
     def netrc_credentials(self, host: str) -> tuple[str, str | None] | None:
         if not self.settings.use_netrc:
@@ -333,6 +345,8 @@ class Client:
             if session.tap is not None:
                 await _settle_failed_tap(session.tap, error)
             raise
+        if hops and "redirects" not in resource.metadata:  # the last hop's count (-w %{num_redirects})
+            resource.metadata["redirects"] = hops
         if session.tap is not None and resource.tap is None and not session.tap.closed:
             resource.tap = session.tap
         if resource.max_size is None:
@@ -561,7 +575,7 @@ class Client:
                 await aio.sleep(delay)
 
 
-async def fetch(url: URL | str, **settings: Any) -> Fetched:
+async def fetch(url: URL | str, **settings: Unpack[SettingsOverrides]) -> Fetched:
     """One-off retrieval: `await fetcher.fetch("ftp://host/file")`."""
     async with Client(**settings) as client:
         return await client.fetch(url)

@@ -16,6 +16,8 @@ class FetchError(Exception):
     #: The body of a server's error reply (HTTP 4xx/5xx), when there was one;
     #: the CLI prints it with --show-error-body.
     body: bytes | None = None
+    #: The server's numeric reply that made this error (an HTTP status), when it gave one (-w %{http_code}).
+    response_code: int | None = None
 
     def __init__(self, message: str, *, hint: str | None = None, url: str | None = None) -> None:
         # Passwords of URLs quoted in a message never reach the user's screen

@@ -452,7 +452,7 @@ async def deliver(
                 on_chunk(url, len(chunk))
         check_length(resource, writer.size)
         modified = resource.modified.timestamp() if resource.modified is not None else None
-        result = writer.finish(modified, resource.filename, resource.metadata.get("etag"))
+        result = writer.finish(modified, resource.filename, resource.metadata.get("etag"), resource.metadata)
     except FetchError as error:
         writer.abandon()
         await resource.aclose()

@@ -268,12 +268,15 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("-S", "--show-error", action="store_true", default=True,
                      help="report errors, also with -s (default: always; accepted for curl's -sS)")  # fmt: skip
     out.add_argument("-v", "--verbose", action="store_true", help="trace protocol lines on stderr")
-    out.add_argument("--json", action="store_true", help="listings and advisories as JSON lines")
-    out.add_argument("--links", action="store_true", help="listings as absolute URLs, one per line")
+    out.add_argument("--json", action="store_true",
+                     help="listings, advisories and an HTML page's links as JSON lines")  # fmt: skip
+    out.add_argument("--links", action="store_true",
+                     help="listings and an HTML page's links as absolute URLs, one a line (for -i -)")  # fmt: skip
     out.add_argument("--raw", action="store_true", help="keep wire forms (no gzip decoding, no CRLF conversion)")
     out.add_argument("-w", "--write-out", type=_write_out, metavar="FORMAT",
-                     help="print FORMAT on stdout after each URL: %%{url} %%{size} %%{time_total} %%{exit_code}, "
-                     "\\n (default: nothing)")  # fmt: skip
+                     help="print FORMAT on stdout after each URL, bulk runs and -r too, with curl's fields: "
+                     "%%{http_code} %%{url_effective} %%{size_download} %%{time_total} %%{remote_ip} %%{errormsg} "
+                     "%%{json} ... (README: -w); \\n \\t (default: nothing)")  # fmt: skip
     out.add_argument("--max-size", type=_positive_size, metavar="SIZE",
                      help="stop with an error past SIZE bytes, e.g. 500K, 64M (default: no cap)")  # fmt: skip
     out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")

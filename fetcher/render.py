@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote  # already loaded by pathlib
 
-from .resource import Advisory, Entry
+from .resource import Advisory, Entry, Resource
 from .text import escape, mask_secrets, safe_filename
 from .url import URL, FileURL, FtpURL, GenericURL, GopherURL, HttpURL, NntpURL, ProsperoURL, WaisURL
 
@@ -214,6 +214,28 @@ def tree_parts(url: URL, *, directory: bool = False) -> list[str]:
     if not directory and (not parts or segments[-1] == ""):
         parts.append("index")
     return [_part(url.scheme + "_" + top) if url.scheme not in ("http", "https", "ftp") else _part(top), *parts]
+
+
+async def links_listing(resource: Resource, *, max_links: int, option: str) -> Resource:
+    """A document as the listing of its links, for `--links` and `--json` (an HTML page's links).
+
+    The handler of the document's scheme reads it (its `document_links`
+    hook: the core knows no HTML); a document it cannot list (not a page, or
+    a scheme without the hook) is a usage error, rather than its bytes where
+    a list of URLs was asked for.
+    """
+    from .errors import UsageError
+    from .registry import get_handler
+
+    hook = getattr(get_handler(resource.url.scheme), "document_links", None)
+    entries = await hook(resource, max_links=max_links) if hook is not None else None
+    if entries is None:
+        kind = resource.content_type.split(";", 1)[0].strip() if resource.content_type else "no type"
+        raise UsageError(
+            f"{option}: {resource.url.redacted()} is a document ({escape(kind)}), not a listing or an HTML page",
+            hint=f"{option} shows listings, advisories and the links of HTML pages; leave it out to get the document",
+        )
+    return Resource(resource.url, "listing", entries=entries, content_type=resource.content_type)
 
 
 def _handler_name(url: URL) -> str | None:

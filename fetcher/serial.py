@@ -59,7 +59,8 @@ class InputURLs:
         self._sources: list[Iterator[str]] = []
         self._close: Callable[[], None] | None = None
         if args.input_file:
-            from .bulk import Inputs, read_url_lines
+            from .bulk import Inputs
+            from .inputs import read_url_lines
 
             # Opened now (a missing file is exit 2); stdin is read line by line below, not up front.
             inputs = Inputs(argparse.Namespace(urls=[], input_file=args.input_file), streamed=True)

@@ -1,13 +1,21 @@
-"""Every knob of a `Client`, in one place; the CLI maps its flags onto these."""
+"""Every knob of a `Client`, in one place; the CLI maps its flags onto these.
+
+`Settings` is the typed value; `SettingsOverrides` types the same names as
+keyword arguments (`Client(timeout=20)`, `fetch_sync(url, timeout=20)`), so a
+type checker catches `timout=20` or `timeout="20"`, and `Settings.build`
+refuses both at run time with a `UsageError` naming the setting, before
+anything reaches the network layer.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
+from .errors import UsageError
 from .guard import DEFAULT_REDIRECT_SCHEMES, Policy
 
 
@@ -173,16 +181,35 @@ class Settings:
 
     @classmethod
     def build(cls, base: Settings | None = None, **overrides: Any) -> Settings:
+        """`base` (or the defaults) with `overrides` applied, every value checked against its field's type.
+
+        A misspelt name or a value of the wrong type is a `SettingError`
+        (a `UsageError`, exit 2) naming the setting, here and not deep in
+        the network layer.
+        """
+        if base is not None and not isinstance(base, Settings):
+            raise SettingError(f"settings= must be a fetcher.Settings value, not {type(base).__name__}")
         settings = dataclasses.replace(base) if base is not None else cls()
-        names = {f.name for f in dataclasses.fields(cls)}
+        checks = _checks()
         for name, value in overrides.items():
-            if name not in names:
-                raise TypeError(f"unknown setting {name!r}")
-            if name in ("allow_ports", "redirect_schemes") and isinstance(value, Iterable):
-                value = frozenset(value)
-            if name == "limits" and isinstance(value, dict):
-                value = DEFAULT_LIMITS.replace(**value)
+            if name not in checks:
+                raise _unknown(name, checks)
+            if name in ("allow_ports", "redirect_schemes") and isinstance(value, Iterable | Mapping):
+                value = value if isinstance(value, str) else frozenset(value)
+            if name == "limits" and isinstance(value, Mapping):
+                try:
+                    value = DEFAULT_LIMITS.replace(**value)
+                except (TypeError, ValueError) as error:
+                    raise SettingError(f"setting limits: {error}", hint=_LIMITS_HINT) from None
             setattr(settings, name, value)
+        for name, (kind, accepts) in checks.items():
+            value = getattr(settings, name)
+            if not accepts(value):
+                raise SettingError(
+                    f"setting {name}={_shown(name, value)} has the wrong type: expected {kind}, "
+                    f"got {type(value).__name__}",
+                    hint=f"give {name} a value of type {kind} (see fetcher.Settings)",
+                )
         if settings.anon_password is None:
             settings.anon_password = os.environ.get("FETCH_EMAIL")
         if settings.nntp_server is None:
@@ -196,3 +223,144 @@ class Settings:
             unsafe_ports=self.unsafe_ports,
             redirect_schemes=self.redirect_schemes,
         )
+
+
+class SettingError(UsageError, TypeError):
+    """A setting that does not exist or has a value of the wrong type (exit 2).
+
+    Also a TypeError, as a wrong keyword argument is in Python.
+    """
+
+
+_LIMITS_HINT = "limits= takes a fetcher.Limits value or a dict of its field names to positive whole numbers"
+
+
+def _shown(name: str, value: object) -> str:
+    """The value as a message shows it (never a password)."""
+    if name == "password":
+        return "***"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _unknown(name: str, checks: Mapping[str, object]) -> SettingError:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(checks), n=1)
+    hint = f"did you mean {close[0]}=?" if close else "the settings are the fields of fetcher.Settings"
+    return SettingError(f"unknown setting {name!r}", hint=hint)
+
+
+class SettingsOverrides(TypedDict, total=False):
+    """The fields of `Settings` as keyword arguments (`Client(**overrides)`, `fetch_sync(url, **overrides)`).
+
+    The same names and types as `Settings`, except where `Settings.build`
+    converts: `allow_ports` and `redirect_schemes` take any iterable,
+    `limits` a `Limits` or a dict of its fields.  tests/test_typing.py checks
+    that the two stay the same.
+    """
+
+    timeout: float
+    connect_timeout: float
+    max_time: float | None
+    speed_limit: int | None
+    speed_time: float
+    limits: Limits | Mapping[str, int]
+    allow_ports: Iterable[int]
+    unsafe_ports: bool
+    redirect_schemes: Iterable[str]
+    follow_redirects: bool
+    max_redirects: int
+    user: str | None
+    password: str | None
+    location_trusted: bool
+    use_netrc: bool
+    netrc_file: str | None
+    anon_password: str | None
+    ftp_account: str | None
+    ftp_tls: bool
+    starttls: bool
+    cacert: str | None
+    insecure: bool
+    raw: bool
+    max_size: int | None
+    show_error_body: bool
+    query: str | None
+    form: dict[str, str]
+    article_range: tuple[int, int] | None
+    nntp_server: str | None
+    max_hits: int
+    wais_chunk: int
+    gopher_strict: bool
+    resolve_only: bool
+    listing_facts: bool
+    ftp_facts: bool
+    remote_time: bool | None
+    prospero_timeout: float
+    prospero_retries: int
+    interactive: bool
+    proxy: str | None
+    jobs: int
+    per_host: int
+    retries: int
+    pipeline: bool
+    retry_max_time: float
+    limit_rate: int | None
+    idle_timeout: float
+    user_agent: str | None
+    headers: tuple[tuple[str, str], ...]
+    prompt: Prompt | None
+    extra: dict[str, Any]
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _pair(value: object) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and all(isinstance(item, str) for item in value)
+
+
+#: What a value of each type written in `Settings` looks like (the annotations are strings: no
+#: typing.get_type_hints at start-up).  A field of a type not here fails tests/test_typing.py.
+_KINDS: dict[str, Callable[[Any], bool]] = {
+    "None": lambda value: value is None,
+    "float": _number,
+    "int": _whole,
+    "bool": lambda value: isinstance(value, bool),
+    "str": _strings,
+    "Limits": lambda value: isinstance(value, Limits),
+    "Prompt": callable,
+    "frozenset[int]": lambda value: isinstance(value, frozenset) and all(_whole(item) for item in value),
+    "frozenset[str]": lambda value: isinstance(value, frozenset) and all(_strings(item) for item in value),
+    "dict[str, str]": lambda value: isinstance(value, dict) and all(_pair(item) for item in value.items()),
+    "dict[str, Any]": lambda value: isinstance(value, dict) and all(_strings(key) for key in value),
+    "tuple[int, int]": lambda value: isinstance(value, tuple) and len(value) == 2 and all(map(_whole, value)),
+    "tuple[tuple[str, str], ...]": lambda value: isinstance(value, tuple) and all(map(_pair, value)),
+}
+
+_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {}
+
+
+def _checks() -> dict[str, tuple[str, Callable[[Any], bool]]]:
+    """Setting name -> (its type as written, a test of a value), made once from the fields of `Settings`."""
+    if not _CHECKS:
+        for item in dataclasses.fields(Settings):
+            kind = str(item.type)
+            tests = [_KINDS.get(part.strip()) for part in kind.split(" | ")]
+            if None in tests:
+                raise AssertionError(f"Settings.{item.name}: no run-time check for {kind}")  # a new field's type
+            _CHECKS[item.name] = (kind, _any_of([test for test in tests if test is not None]))
+    return _CHECKS
+
+
+def _any_of(tests: list[Callable[[Any], bool]]) -> Callable[[Any], bool]:
+    return lambda value: any(test(value) for test in tests)

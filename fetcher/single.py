@@ -42,6 +42,10 @@ class Done:
     """What one URL produced (for -w/--write-out)."""
 
     size: int = 0
+    #: The resource retrieved (closed by now: its url, content_type and metadata), if one was opened.
+    resource: Resource | None = None
+    #: The file written, if any.
+    path: str | None = None
 
 
 def is_binary(content_type: str | None, first: bytes) -> bool:
@@ -118,6 +122,7 @@ async def _attempt(
     # -C on FILE with no FILE.part (left by wget, curl, a copy): FILE itself is continued, as `curl -C -` does.
     adopted = (_complete_size(target) or 0) if target is not None and args.resume and offset == 0 else 0
     async with client.open(url, offset=offset or adopted, validators=validators) as resource:
+        done.resource = resource
         if getattr(args, "head", False) or getattr(args, "dump_header", None) is not None:
             from .heads import received
 
@@ -126,6 +131,14 @@ async def _attempt(
                 return done
         if resource.kind != "document":
             print_resource_meta(resource, args, target)
+            done.path = str(target) if target is not None else None
+            return done
+        if args.links or args.json:  # an HTML page's links, as a listing's (render.links_listing)
+            option = "--links" if args.links else "--json"
+            listing = await render.links_listing(resource, max_links=client.settings.limits.frontier, option=option)
+            done.size = resource.bytes_read
+            print_resource_meta(listing, args, target)
+            done.path = str(target) if target is not None else None
             return done
         if adopted and (kept := _nothing_to_add(resource, adopted)) is not None:
             _say(f"{target} {kept}")
@@ -159,6 +172,7 @@ async def _attempt(
                                   in_place_always=bool(args.output) and descriptor_link(target),
                                   on_chunk=advance)  # fmt: skip
         done.size = download.bytes
+        done.path = str(download.path)
         return done
 
 

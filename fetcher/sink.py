@@ -15,7 +15,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,6 +45,8 @@ class Download:
     filename: str | None = None
     #: The server's validator for these bytes (an HTTP ETag), when it sent one.
     etag: str | None = None
+    #: What the handler said of the retrieval (`Resource.metadata`: an HTTP status, the redirects followed).
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def partial_path(target: Path) -> Path:
@@ -513,15 +515,18 @@ class BodyWriter:
             chunks, self._buffered = self._buffered, []
             self.part.write(chunks)
 
-    def finish(self, modified: float | None, filename: str | None = None, etag: str | None = None) -> Download:
-        """Rename into place; `filename` and `etag` are what the server said (Download's fields)."""
+    def finish(
+        self, modified: float | None, filename: str | None = None, etag: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Download:  # fmt: skip
+        """Rename into place; `filename`, `etag` and `metadata` are what the server said (Download's fields)."""
         if self.part is not None:
             self.part.finish(self.target, modified)
         else:
             self._write_small(modified)
         sha256 = self.digest.hexdigest() if self.digest is not None else None
         return Download(self.url, self.target, self.size, sha256, self.content_type,
-                        filename=filename, etag=etag)  # fmt: skip
+                        filename=filename, etag=etag, metadata=metadata or {})  # fmt: skip
 
     def _write_small(self, modified: float | None) -> None:
         """The whole body in one go on the raw descriptor: `_PartFile.write_all`'s rules, fewer calls."""
@@ -870,6 +875,7 @@ def _download(resource: Resource, target: Path, written: int, part: _PartFile, s
         resumed_from=start,
         filename=resource.filename,
         etag=resource.metadata.get("etag"),
+        metadata=resource.metadata,
     )
 
 

@@ -1,33 +1,38 @@
 """Blocking calls for scripts and notebooks: `fetch_sync`, `download_sync`, `fetch_all_sync`.
 
 Each call runs its own trio event loop (`trio.run`) for the duration of the
-call, so it works in any thread that has no event loop running: a plain
-script, a worker thread, `await asyncio.to_thread(fetcher.fetch_sync, url)`
-or `await trio.to_thread.run_sync(fetcher.fetch_sync, url)`.  Called from
-inside a running trio or asyncio loop it raises `fetcher.errors.UsageError`
-at once: blocking there would freeze every other task of that loop (use
-`await fetcher.fetch(...)` or a `Client` instead).
+call.  In a thread with no event loop running (a plain script, a worker
+thread) that loop runs right there.  Inside a running trio or asyncio loop
+(a Jupyter or IPython cell, an async framework's callback) it runs on a
+worker thread of its own while the calling thread waits: the call blocks
+the loop it was made from, as any blocking call does, but it works.  In
+async code `await fetcher.fetch(...)` or a `Client` does not block the loop.
 
 Settings are given as for `fetcher.Client`: keyword arguments
-(`timeout=20`, `allow_ports={8021}`, ...), or a typed `fetcher.Settings`
-value as `settings=`, or both (the keywords override the value).
+(`timeout=20`, `allow_ports={8021}`, ...), typed by
+`fetcher.SettingsOverrides`, or a typed `fetcher.Settings` value as
+`settings=`, or both (the keywords override the value).  A misspelt or
+mistyped setting raises `fetcher.UsageError` before anything is sent.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, Unpack
 
 import trio
 
 from .client import Client, Fetched, Outcome
-from .errors import UsageError
-from .settings import Settings
+from .settings import Settings, SettingsOverrides
 from .sink import Download
 from .url import URL
+
+T = TypeVar("T")
 
 
 def running_loop() -> str | None:
@@ -44,24 +49,66 @@ def running_loop() -> str | None:
     return None
 
 
-def _run(name: str, function: Callable[[Client], Any], settings: Settings | None, overrides: dict[str, Any]) -> Any:
-    loop = running_loop()
-    if loop is not None:
-        helper = "trio.to_thread.run_sync" if loop == "trio" else "asyncio.to_thread"
-        raise UsageError(
-            f"fetcher.{name}() was called from inside a running {loop} event loop, where it would block every task",
-            hint=f"in async code await the async form (fetcher.fetch, Client.download, Client.fetch_all), "
-            f"or run the blocking call in a worker thread: await {helper}(fetcher.{name}, ...)",
-        )
+def _run(
+    name: str, function: Callable[[Client], Awaitable[T]], settings: Settings | None, overrides: SettingsOverrides
+) -> T:
+    client = Client(settings, **overrides)  # a wrong setting fails here, in the caller's thread
+    running: list[tuple[trio.CancelScope, trio.lowlevel.TrioToken]] = []
 
-    async def main() -> Any:
-        async with Client(settings, **overrides) as client:
-            return await function(client)
+    async def main() -> T:
+        with trio.CancelScope() as scope:
+            running.append((scope, trio.lowlevel.current_trio_token()))
+            async with client:
+                return await function(client)
+        raise KeyboardInterrupt  # cancelled by the waiting thread: the user interrupted the call
 
-    return trio.run(main)
+    if running_loop() is None:
+        return trio.run(main)
+    return _on_worker_thread(name, main, running)
 
 
-def fetch_sync(url: URL | str, *, settings: Settings | None = None, **overrides: Any) -> Fetched:
+def _on_worker_thread(
+    name: str, main: Callable[[], Awaitable[T]], running: list[tuple[trio.CancelScope, trio.lowlevel.TrioToken]]
+) -> T:
+    """`trio.run(main)` on a thread of its own, waited for here: this thread's loop is running (a
+    notebook cell), and a second loop cannot run in the same thread.
+
+    Ctrl-C (a notebook's "interrupt") arrives in this thread: the transfer is
+    cancelled on the worker (through its trio token: cancel scopes are not
+    thread-safe), and the KeyboardInterrupt goes on from here.
+    """
+    outcome: list[tuple[bool, Any]] = []
+
+    def work() -> None:
+        try:
+            outcome.append((True, trio.run(main)))
+        except BaseException as error:  # handed to the waiting thread, which raises it
+            outcome.append((False, error))
+
+    # The caller's context variables (a `fetcher.tap.recording` block) hold on the worker too.
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name=f"fetcher.{name}", daemon=True)
+    worker.start()
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        while not running and worker.is_alive():  # interrupted before the run began: wait for its scope
+            worker.join(0.01)
+        if running:
+            scope, token = running[0]
+            try:
+                token.run_sync_soon(scope.cancel)  # thread-safe, and allowed from inside another trio run
+            except trio.RunFinishedError:
+                pass
+        worker.join()
+        raise
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    result: T = value
+    return result
+
+
+def fetch_sync(url: URL | str, *, settings: Settings | None = None, **overrides: Unpack[SettingsOverrides]) -> Fetched:
     """Retrieve `url` into memory and return it: bytes for documents, entries for listings.
 
     The blocking form of `await fetcher.fetch(url, **overrides)`; raises the
@@ -77,7 +124,7 @@ def download_sync(
     *,
     resume: bool = False,
     settings: Settings | None = None,
-    **overrides: Any,
+    **overrides: Unpack[SettingsOverrides],
 ) -> Download:
     """Save the document at `url` to `path` (written as `path.part`, renamed when complete).
 
@@ -98,7 +145,7 @@ def fetch_all_sync(
     resume: bool = False,
     on_outcome: Callable[[Outcome], None] | None = None,
     settings: Settings | None = None,
-    **overrides: Any,
+    **overrides: Unpack[SettingsOverrides],
 ) -> list[Outcome]:
     """Retrieve many URLs concurrently; return one `Outcome` per URL, in the order they completed.
 

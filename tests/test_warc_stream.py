@@ -18,8 +18,8 @@ import hashlib
 import random
 import subprocess
 import threading
-import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -65,12 +65,12 @@ async def _archive(
     *,
     http: bool,
     watch: set[str] | None = None,
-    pause: float = 0.0,
+    tick: Callable[[int], None] | None = None,
     always_deflate: bool = False,
 ) -> Path:
     """Archive one retrieval of `payload` (an HTTP response, or a resource) fed through the tap; the WARC's path.
 
-    `pause`: seconds between reads (a link's pace); none by default (faster than any link).
+    `tick(size)` after each read: a test's transfer clock (`_Pacing`) moves on as a link's pace would.
     """
     from fetcher import tap
     from fetcher.warc import WarcRecorder
@@ -87,7 +87,8 @@ async def _archive(
                 retrieval.response(piece)
             else:
                 retrieval.payload(piece)
-            time.sleep(pause)
+            if tick is not None:
+                tick(len(piece))
             if watch is not None:
                 watch.update(t.name for t in threading.enumerate() if t.name.startswith("fetcher-spool"))
         assert recorder._in_place is not None  # streaming into the file, not into a temporary one
@@ -145,29 +146,76 @@ async def test_deflating_switches_to_stored_blocks_and_back_inside_one_record(
         assert gzip_tool.returncode == 0, gzip_tool.stderr
 
 
-class _SlowDeflate:
-    """A compressor whose deflate takes a thread's CPU time, as ordinary text at level 1 does on a slow CPU."""
+class _Pacing:
+    """The pacing rule's inputs under the test's control: its clocks, and when the sink writes.
 
-    def __init__(self, real: Any, rate: float) -> None:
+    The rule (`_InPlace.pace`) compares the pace bytes arrive at (`fetcher.tap.clock`) with the pace
+    deflate runs at (`fetcher.warc.cpu_clock`, the sink thread's CPU time).  Here both clocks are
+    virtual: each read moves the transfer clock on by its size at `transfer` bytes/s, each deflate
+    call moves the CPU clock on by its size at `deflate` bytes/s.  No sleep, no CPU burnt: the
+    outcome is the same on any machine, however loaded.
+
+    With `backlog=True` the sink (a slow disk) writes the first bytes (so deflate's pace is measured),
+    then holds every write until the transfer has handed over HURRY_BACKLOG batches more and the rule
+    has judged that backlog; `judged` lists the backlogs it judged with deflate's pace known.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, transfer: float, deflate: float, backlog: bool) -> None:
+        from fetcher import tap, warc
+        from fetcher.warc import HURRY_BACKLOG, _InPlace
+
+        self.now = 0.0
+        self.cpu = 0.0
+        self.transfer = transfer
+        self.judged: list[int] = []
+        measured, opened = threading.Event(), threading.Event()
+        if not backlog:
+            measured.set()
+            opened.set()
+        monkeypatch.setattr(tap, "clock", lambda: self.now)
+        monkeypatch.setattr(warc, "cpu_clock", lambda: self.cpu)
+        fake = SimpleNamespace(**{name: getattr(zlib, name) for name in dir(zlib) if not name.startswith("__")})
+        fake.compressobj = lambda *args: _TimedDeflate(zlib.compressobj(*args), self, deflate)
+        monkeypatch.setattr(warc, "zlib", fake)
+        write, pace = _InPlace.write, _InPlace.pace
+        writes = 0
+
+        def held_write(sink: _InPlace, pieces: Any) -> None:
+            nonlocal writes
+            write(sink, pieces)
+            writes += 1
+            if writes == 1:
+                measured.set()
+            assert opened.wait(60), "the transfer never handed over a backlog"
+
+        def judged_pace(sink: _InPlace, waiting: int, rate: float) -> None:
+            assert measured.wait(60), "the sink never wrote"
+            pace(sink, waiting, rate)
+            if waiting >= HURRY_BACKLOG and sink.deflated:
+                self.judged.append(waiting)
+                opened.set()
+
+        monkeypatch.setattr(_InPlace, "write", held_write)
+        monkeypatch.setattr(_InPlace, "pace", judged_pace)
+
+    def tick(self, size: int) -> None:
+        self.now += size / self.transfer
+
+
+class _TimedDeflate:
+    """A real compressor whose calls take `rate` bytes/s of the test's CPU clock (see `_Pacing`)."""
+
+    def __init__(self, real: Any, pacing: _Pacing, rate: float) -> None:
         self.real = real
+        self.pacing = pacing
         self.rate = rate
 
     def compress(self, data: bytes) -> bytes:
-        end = time.thread_time() + len(data) / self.rate
-        while time.thread_time() < end:
-            zlib.crc32(data)  # CPU time with the GIL released, as deflate takes it
+        self.pacing.cpu += len(data) / self.rate
         return bytes(self.real.compress(data))
 
     def flush(self, *mode: int) -> bytes:
         return bytes(self.real.flush(*mode))
-
-
-def _deflate_at(monkeypatch: pytest.MonkeyPatch, rate: float) -> None:
-    from fetcher import warc
-
-    slow = SimpleNamespace(**{name: getattr(zlib, name) for name in dir(zlib) if not name.startswith("__")})
-    slow.compressobj = lambda *args: _SlowDeflate(zlib.compressobj(*args), rate)
-    monkeypatch.setattr(warc, "zlib", slow)
 
 
 def _count_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -188,31 +236,35 @@ def _count_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Batches pile up before a sink that deflates (CPU time) slower than they arrive: it stores them instead."""
+    """Batches pile up before a sink whose deflate (by its CPU time) runs slower than they arrive: it stores them."""
     from fetcher import tap
-    from fetcher.warc import HURRY_BACKLOG
+    from fetcher.warc import DEFLATE_MARGIN, HURRY_BACKLOG
 
     monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read: some fifty
-    _deflate_at(monkeypatch, 40 << 20)
+    # Deflate at 30 MiB/s of CPU time, bytes arriving at 20 MiB/s: under DEFLATE_MARGIN (2) times as fast.
+    pacing = _Pacing(monkeypatch, transfer=20 * MIB, deflate=30 * MIB, backlog=True)
+    assert DEFLATE_MARGIN * 20 > 30
     stored = _count_batches(monkeypatch)
     payload = TEXT * 4
-    warc = await _archive(tmp_path, payload, http=False)
+    warc = await _archive(tmp_path, payload, http=False, tick=pacing.tick)
     # Stored once HURRY_BACKLOG batches waited and deflate's pace was measured; the first ones were deflated.
+    assert pacing.judged and min(pacing.judged) >= HURRY_BACKLOG
     assert len(stored) > 3 * HURRY_BACKLOG and 0 < stored[-1] < len(stored)
     (resource,) = [r for r in whole_records(warc) if r.type == "resource"]
     assert resource.raw == payload
 
 
 async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """--warc-deflate always: the same slow deflate as above, and not one batch is stored."""
+    """--warc-deflate always: the same slow deflate and backlog as above, and not one batch is stored."""
     from fetcher import tap
     from fetcher.warc import HURRY_BACKLOG
 
     monkeypatch.setattr(tap, "BATCH", 1 << 16)
-    _deflate_at(monkeypatch, 40 << 20)
+    pacing = _Pacing(monkeypatch, transfer=20 * MIB, deflate=30 * MIB, backlog=True)
     stored = _count_batches(monkeypatch)
     payload = TEXT * 4
-    warc = await _archive(tmp_path, payload, http=False, always_deflate=True)
+    warc = await _archive(tmp_path, payload, http=False, tick=pacing.tick, always_deflate=True)
+    assert pacing.judged
     assert len(stored) > 3 * HURRY_BACKLOG and stored[-1] == 0
     (resource,) = [r for r in whole_records(warc) if r.type == "resource"]
     assert resource.raw == payload
@@ -222,19 +274,15 @@ async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypa
 async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches pile up before a sink that waits for a slow disk, not for deflate: the record stays deflated."""
     from fetcher import tap
-    from fetcher.warc import _InPlace
+    from fetcher.warc import DEFLATE_MARGIN, HURRY_BACKLOG
 
     monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read
+    # Bytes at 20 MiB/s; level 1 deflates these words at 200 MiB/s of CPU time: the backlog is the disk's.
+    pacing = _Pacing(monkeypatch, transfer=20 * MIB, deflate=200 * MIB, backlog=True)
+    assert DEFLATE_MARGIN * 20 < 200
     stored = _count_batches(monkeypatch)
-    write = _InPlace.write
-
-    def waits(self: _InPlace, pieces: Any) -> None:
-        time.sleep(0.05)  # a slow disk: no CPU time
-        write(self, pieces)
-
-    monkeypatch.setattr(_InPlace, "write", waits)
-    # Reads at about 20 MiB/s: level 1 deflates these words many times faster.
-    warc = await _archive(tmp_path, TEXT, http=False, pause=0.01)
+    warc = await _archive(tmp_path, TEXT, http=False, tick=pacing.tick)
+    assert pacing.judged and min(pacing.judged) >= HURRY_BACKLOG
     assert len(stored) > 10 and stored[-1] == 0
     assert warc.stat().st_size < len(TEXT) // 2
 
@@ -245,10 +293,11 @@ async def test_a_payload_that_deflates_well_stays_deflated(tmp_path: Path, monke
     from fetcher.warc import HURRY_BACKLOG
 
     monkeypatch.setattr(tap, "BATCH", 1 << 16)
-    _deflate_at(monkeypatch, 40 << 20)
+    pacing = _Pacing(monkeypatch, transfer=20 * MIB, deflate=30 * MIB, backlog=True)
     stored = _count_batches(monkeypatch)
     payload = LINES * 4  # as long as in the test above, where such a deflate is stored
-    warc = await _archive(tmp_path, payload, http=False)
+    warc = await _archive(tmp_path, payload, http=False, tick=pacing.tick)
+    assert pacing.judged
     assert len(stored) > 3 * HURRY_BACKLOG and stored[-1] == 0
     assert warc.stat().st_size < len(payload) // 50
 

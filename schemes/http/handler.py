@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
 from fetcher.guard import check_headers
-from fetcher.resource import Advisory, Resource
+from fetcher.resource import Advisory, Entry, Resource
 from fetcher.text import escape
 from fetcher.url import URL, HttpURL, join
 
@@ -95,6 +95,14 @@ class Handler:
 
     async def run_lane(self, work: LaneWork) -> None:
         await lane.run_lane(work)
+
+    # -- --links and --json on a document (fetcher.render.links_listing) --------
+
+    async def document_links(self, resource: Resource, *, max_links: int) -> list[Entry] | None:
+        """An HTML page's links as listing entries; None for any other document."""
+        from .pagelinks import page_entries  # only --links/--json on a page
+
+        return await page_entries(resource, max_links=max_links)
 
     async def open(self, url: URL, session: Session) -> Resource:
         assert isinstance(url, HttpURL)

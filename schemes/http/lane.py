@@ -305,7 +305,7 @@ class _Lane:
         self.outstanding.popleft()
         self.answered += 1
         if status < 300:
-            await self._document(item, url, fields, reply.length)
+            await self._document(item, url, fields, reply.length, status)
             return
         body = await self._body_bytes(item, reply.length)
         if body is None:
@@ -374,7 +374,7 @@ class _Lane:
             remaining -= take
             yield piece
 
-    async def _document(self, item: LaneItem, url: HttpURL, fields: _Fields, length: int) -> None:
+    async def _document(self, item: LaneItem, url: HttpURL, fields: _Fields, length: int, status: int = 200) -> None:
         work = self.work
         settings = self.client.settings
         try:
@@ -415,7 +415,8 @@ class _Lane:
                     if on_chunk is not None:
                         on_chunk(url, len(data))
             suggested = rules.disposition_filename(fields.disposition) if fields.disposition else None
-            result = writer.finish(self._modified_time(fields.last_modified), suggested, fields.etag)
+            modified = self._modified_time(fields.last_modified)
+            result = writer.finish(modified, suggested, fields.etag, {"status": status})
         except FetchError as error:
             # A read, decoding or disk failure part-way: the stream is out of step with the replies.
             writer.abandon()

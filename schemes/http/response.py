@@ -225,6 +225,7 @@ class RedirectNotFollowed(ProtocolError):
     def __init__(self, message: str, *, status: int, location: str | None, hint: str | None, url: str) -> None:
         super().__init__(message, hint=hint, url=url)
         self.status = status
+        self.response_code = status
         self.location = location
 
 
@@ -255,6 +256,7 @@ def status_error(status: int, reason: str, where: str, headers: Headers, *, sent
     else:
         hint = "the server failed; try again later" if status >= 500 else ""
         error = ProtocolError(f"{what} for {where}", hint=hint or None, url=where)
+    error.response_code = status
     return error
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Protocol, TypeVar
@@ -12,7 +12,10 @@ import trio
 
 class TCPServer(Protocol):
     port: int
-    handle: Callable[[trio.SocketStream], Awaitable[None]]
+
+    # A method, not a Callable attribute: an attribute member would have to accept
+    # exactly trio.SocketStream, and the servers take any trio.abc.Stream.
+    def handle(self, stream: trio.SocketStream, /) -> Awaitable[None]: ...
 
 
 ServerT = TypeVar("ServerT", bound=TCPServer)
