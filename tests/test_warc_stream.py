@@ -1,4 +1,4 @@
-"""Large payloads written in place through the spool's worker threads (fetcher.tap.Spool, fetcher.warc._InPlace).
+"""Large payloads written in place through the spool's worker threads (fetcher.archive: Spool, _InPlace).
 
 Past the first 256 KiB a payload's block digest, payload digest and sink
 (CRC-32, deflate or stored blocks, the write) each run in their own thread.
@@ -72,8 +72,8 @@ async def _archive(
 
     `pause`: seconds between reads (a link's pace); none by default (faster than any link).
     """
-    from fetcher import tap
-    from fetcher.warc import WarcRecorder
+    from fetcher.archive import tap
+    from fetcher.archive.recorder import WarcRecorder
 
     recorder = WarcRecorder(tmp_path / "w", always_deflate=always_deflate)
     url = "http://example.test/big" if http else "gopher://example.test/9/big"
@@ -123,7 +123,7 @@ async def test_deflating_switches_to_stored_blocks_and_back_inside_one_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Deflated and stored blocks alternate inside one record's gzip member; every reader still reads it."""
-    from fetcher.warc import _InPlace
+    from fetcher.archive.recorder import _InPlace
 
     write = _InPlace.write
     modes: list[bool] = []
@@ -163,7 +163,7 @@ class _SlowDeflate:
 
 
 def _deflate_at(monkeypatch: pytest.MonkeyPatch, rate: float) -> None:
-    from fetcher import warc
+    from fetcher.archive import recorder as warc
 
     slow = SimpleNamespace(**{name: getattr(zlib, name) for name in dir(zlib) if not name.startswith("__")})
     slow.compressobj = lambda *args: _SlowDeflate(zlib.compressobj(*args), rate)
@@ -172,7 +172,7 @@ def _deflate_at(monkeypatch: pytest.MonkeyPatch, rate: float) -> None:
 
 def _count_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """After each batch the sink wrote: how many of the record's batches were stored so far."""
-    from fetcher.warc import _InPlace
+    from fetcher.archive.recorder import _InPlace
 
     write = _InPlace.write
     stored: list[int] = []
@@ -189,8 +189,8 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Batches pile up before a sink that deflates (CPU time) slower than they arrive: it stores them instead."""
-    from fetcher import tap
-    from fetcher.warc import HURRY_BACKLOG
+    from fetcher.archive import tap
+    from fetcher.archive.recorder import HURRY_BACKLOG
 
     monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read: some fifty
     _deflate_at(monkeypatch, 40 << 20)
@@ -205,8 +205,8 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
 
 async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--warc-deflate always: the same slow deflate as above, and not one batch is stored."""
-    from fetcher import tap
-    from fetcher.warc import HURRY_BACKLOG
+    from fetcher.archive import tap
+    from fetcher.archive.recorder import HURRY_BACKLOG
 
     monkeypatch.setattr(tap, "BATCH", 1 << 16)
     _deflate_at(monkeypatch, 40 << 20)
@@ -221,8 +221,8 @@ async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypa
 
 async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches pile up before a sink that waits for a slow disk, not for deflate: the record stays deflated."""
-    from fetcher import tap
-    from fetcher.warc import _InPlace
+    from fetcher.archive import tap
+    from fetcher.archive.recorder import _InPlace
 
     monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read
     stored = _count_batches(monkeypatch)
@@ -241,8 +241,8 @@ async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, mo
 
 async def test_a_payload_that_deflates_well_stays_deflated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """However slow deflate is, a payload it shrinks to under KEEP_RATIO is not stored: that would cost the disk."""
-    from fetcher import tap
-    from fetcher.warc import HURRY_BACKLOG
+    from fetcher.archive import tap
+    from fetcher.archive.recorder import HURRY_BACKLOG
 
     monkeypatch.setattr(tap, "BATCH", 1 << 16)
     _deflate_at(monkeypatch, 40 << 20)
@@ -256,9 +256,9 @@ async def test_a_payload_that_deflates_well_stays_deflated(tmp_path: Path, monke
 async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fetcher import tap
+    from fetcher.archive import tap
+    from fetcher.archive.recorder import WarcRecorder, _InPlace
     from fetcher.errors import OutputError
-    from fetcher.warc import WarcRecorder, _InPlace
 
     write = _InPlace.write
     batches: list[int] = []
@@ -290,7 +290,7 @@ async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_record
 
 
 def test_stored_blocks_are_full_across_piece_boundaries() -> None:
-    from fetcher.warc import _stored_blocks
+    from fetcher.archive.recorder import _stored_blocks
 
     pieces = [bytes([n]) * size for n, size in enumerate([1, 70_000, 65_535, 3, 200_000, 0, 12])]
     buffers = _stored_blocks(pieces)

@@ -18,7 +18,7 @@ spooled to a temporary file (a little in memory, the rest on disk), so a
 large document never sits in memory; the recorder gets a `Capture` only when
 the retrieval completed, and writes nothing for one that failed.
 
-The tap knows no protocol and no archive format: `fetcher.warc` turns a
+The tap knows no protocol and no archive format: `fetcher.archive.recorder` turns a
 `Capture` into records.
 """
 
@@ -40,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from .resource import Resource
+    from ..resource import Resource
 
 #: Bytes of a payload kept in memory before it goes to the archive or to disk.
 SPOOL_MEMORY = 256 * 1024
@@ -210,7 +210,7 @@ class Spool:
         try:
             self.sink.write(batch)
         except OSError as error:
-            from .errors import OutputError
+            from ..errors import OutputError
 
             raise OutputError(
                 f"cannot write a payload for the WARC file: {error.strerror or error}",
@@ -335,7 +335,7 @@ class Capture:
 
 
 class Recorder(Protocol):
-    """Something that keeps captures (fetcher.warc.WarcRecorder)."""
+    """Something that keeps captures (fetcher.archive.recorder.WarcRecorder)."""
 
     async def record(self, capture: Capture) -> None:
         """Keep a completed retrieval; the recorder closes the capture once written."""

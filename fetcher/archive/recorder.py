@@ -1,4 +1,4 @@
-"""WARC files of what fetcher retrieves (`--warc-file`): the recorder of `fetcher.tap`.
+"""WARC files of what fetcher retrieves (`--warc-file`): the recorder of `fetcher.archive.tap`.
 
 The only module that imports warcio (the reference WARC implementation),
 and only when a WARC is asked for.  It knows no protocol: a `Capture` is
@@ -13,7 +13,7 @@ worker thread so other transfers keep moving), one gzip member each, and
 only for retrievals that completed or were answered (an HTTP error page, an
 FTP 550's dialogue).
 
-A large payload is not copied: past the first 256 KiB (`fetcher.tap.Spool`)
+A large payload is not copied: past the first 256 KiB (`fetcher.archive.tap.Spool`)
 the recorder takes its bytes as they arrive and writes them in place at the
 end of the file (`_InPlace`, in the spool's sink thread, beside the two
 digest threads), deflated at level 1, or as stored deflate blocks when a
@@ -61,9 +61,9 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from . import __version__
+from .. import __version__
+from ..url import redact
 from .tap import Capture, Sink, Spool
-from .url import redact
 
 # warcio imports fsspec when it is installed (the --cluster extra), for file opening fetcher never
 # asks of it: a fifth of the time --warc-file adds to a start.  Hidden while warcio loads, unless
