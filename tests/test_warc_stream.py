@@ -189,10 +189,10 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Batches pile up before a sink that deflates (CPU time) slower than they arrive: it stores them instead."""
-    from fetcher.archive import tap
+    from fetcher.archive import spool
     from fetcher.archive.recorder import HURRY_BACKLOG
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read: some fifty
+    monkeypatch.setattr(spool, "BATCH", 1 << 16)  # a batch a read: some fifty
     _deflate_at(monkeypatch, 40 << 20)
     stored = _count_batches(monkeypatch)
     payload = TEXT * 4
@@ -205,10 +205,10 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
 
 async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--warc-deflate always: the same slow deflate as above, and not one batch is stored."""
-    from fetcher.archive import tap
+    from fetcher.archive import spool
     from fetcher.archive.recorder import HURRY_BACKLOG
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)
+    monkeypatch.setattr(spool, "BATCH", 1 << 16)
     _deflate_at(monkeypatch, 40 << 20)
     stored = _count_batches(monkeypatch)
     payload = TEXT * 4
@@ -221,10 +221,10 @@ async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypa
 
 async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches pile up before a sink that waits for a slow disk, not for deflate: the record stays deflated."""
-    from fetcher.archive import tap
+    from fetcher.archive import spool
     from fetcher.archive.recorder import _InPlace
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read
+    monkeypatch.setattr(spool, "BATCH", 1 << 16)  # a batch a read
     stored = _count_batches(monkeypatch)
     write = _InPlace.write
 
@@ -241,10 +241,10 @@ async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, mo
 
 async def test_a_payload_that_deflates_well_stays_deflated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """However slow deflate is, a payload it shrinks to under KEEP_RATIO is not stored: that would cost the disk."""
-    from fetcher.archive import tap
+    from fetcher.archive import spool
     from fetcher.archive.recorder import HURRY_BACKLOG
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)
+    monkeypatch.setattr(spool, "BATCH", 1 << 16)
     _deflate_at(monkeypatch, 40 << 20)
     stored = _count_batches(monkeypatch)
     payload = LINES * 4  # as long as in the test above, where such a deflate is stored

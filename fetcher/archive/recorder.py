@@ -13,7 +13,7 @@ worker thread so other transfers keep moving), one gzip member each, and
 only for retrievals that completed or were answered (an HTTP error page, an
 FTP 550's dialogue).
 
-A large payload is not copied: past the first 256 KiB (`fetcher.archive.tap.Spool`)
+A large payload is not copied: past the first 256 KiB (`fetcher.archive.spool.Spool`)
 the recorder takes its bytes as they arrive and writes them in place at the
 end of the file (`_InPlace`, in the spool's sink thread, beside the two
 digest threads), deflated at level 1, or as stored deflate blocks when a
@@ -63,7 +63,8 @@ import anyio
 
 from .. import __version__
 from ..url import redact
-from .tap import Capture, Sink, Spool
+from .spool import Sink, Spool
+from .tap import Capture
 
 # warcio imports fsspec when it is installed (the --cluster extra), for file opening fetcher never
 # asks of it: a fifth of the time --warc-file adds to a start.  Hidden while warcio loads, unless
