@@ -1,4 +1,4 @@
-"""Large payloads written in place through the spool's worker threads (fetcher.archive: Spool, _InPlace).
+"""Large payloads written in place through the spool's worker threads (fetcher.archive: Spool, InPlace).
 
 Past the first 256 KiB a payload's block digest, payload digest and sink
 (CRC-32, deflate or stored blocks, the write) each run in their own thread.
@@ -123,18 +123,18 @@ async def test_deflating_switches_to_stored_blocks_and_back_inside_one_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Deflated and stored blocks alternate inside one record's gzip member; every reader still reads it."""
-    from fetcher.archive.recorder import _InPlace
+    from fetcher.archive.in_place import InPlace
 
-    write = _InPlace.write
+    write = InPlace.write
     modes: list[bool] = []
 
-    def alternating(self: _InPlace, pieces: Any) -> None:
+    def alternating(self: InPlace, pieces: Any) -> None:
         self.hurry = (len(modes) // 2) % 2 == 1  # two batches deflated, two stored, ...
         modes.append(self.hurry)
         write(self, pieces)
 
-    monkeypatch.setattr(_InPlace, "write", alternating)
-    monkeypatch.setattr(_InPlace, "pace", lambda self, backlog, rate: None)  # the batches alone decide here
+    monkeypatch.setattr(InPlace, "write", alternating)
+    monkeypatch.setattr(InPlace, "pace", lambda self, backlog, rate: None)  # the batches alone decide here
     warc = await _archive(tmp_path, TEXT, http=True)
     assert True in modes and modes.count(False) > 2  # switched both ways, more than once
     records = whole_records(warc)
@@ -163,25 +163,25 @@ class _SlowDeflate:
 
 
 def _deflate_at(monkeypatch: pytest.MonkeyPatch, rate: float) -> None:
-    from fetcher.archive import recorder as warc
+    from fetcher.archive import in_place
 
     slow = SimpleNamespace(**{name: getattr(zlib, name) for name in dir(zlib) if not name.startswith("__")})
     slow.compressobj = lambda *args: _SlowDeflate(zlib.compressobj(*args), rate)
-    monkeypatch.setattr(warc, "zlib", slow)
+    monkeypatch.setattr(in_place, "zlib", slow)
 
 
 def _count_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """After each batch the sink wrote: how many of the record's batches were stored so far."""
-    from fetcher.archive.recorder import _InPlace
+    from fetcher.archive.in_place import InPlace
 
-    write = _InPlace.write
+    write = InPlace.write
     stored: list[int] = []
 
-    def counting(self: _InPlace, pieces: Any) -> None:
+    def counting(self: InPlace, pieces: Any) -> None:
         write(self, pieces)
         stored.append(self.hurried)
 
-    monkeypatch.setattr(_InPlace, "write", counting)
+    monkeypatch.setattr(InPlace, "write", counting)
     return stored
 
 
@@ -190,7 +190,7 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
 ) -> None:
     """Batches pile up before a sink that deflates (CPU time) slower than they arrive: it stores them instead."""
     from fetcher.archive import spool
-    from fetcher.archive.recorder import HURRY_BACKLOG
+    from fetcher.archive.in_place import HURRY_BACKLOG
 
     monkeypatch.setattr(spool, "BATCH", 1 << 16)  # a batch a read: some fifty
     _deflate_at(monkeypatch, 40 << 20)
@@ -206,7 +206,7 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
 async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--warc-deflate always: the same slow deflate as above, and not one batch is stored."""
     from fetcher.archive import spool
-    from fetcher.archive.recorder import HURRY_BACKLOG
+    from fetcher.archive.in_place import HURRY_BACKLOG
 
     monkeypatch.setattr(spool, "BATCH", 1 << 16)
     _deflate_at(monkeypatch, 40 << 20)
@@ -222,17 +222,17 @@ async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypa
 async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches pile up before a sink that waits for a slow disk, not for deflate: the record stays deflated."""
     from fetcher.archive import spool
-    from fetcher.archive.recorder import _InPlace
+    from fetcher.archive.in_place import InPlace
 
     monkeypatch.setattr(spool, "BATCH", 1 << 16)  # a batch a read
     stored = _count_batches(monkeypatch)
-    write = _InPlace.write
+    write = InPlace.write
 
-    def waits(self: _InPlace, pieces: Any) -> None:
+    def waits(self: InPlace, pieces: Any) -> None:
         time.sleep(0.05)  # a slow disk: no CPU time
         write(self, pieces)
 
-    monkeypatch.setattr(_InPlace, "write", waits)
+    monkeypatch.setattr(InPlace, "write", waits)
     # Reads at about 20 MiB/s: level 1 deflates these words many times faster.
     warc = await _archive(tmp_path, TEXT, http=False, pause=0.01)
     assert len(stored) > 10 and stored[-1] == 0
@@ -242,7 +242,7 @@ async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, mo
 async def test_a_payload_that_deflates_well_stays_deflated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """However slow deflate is, a payload it shrinks to under KEEP_RATIO is not stored: that would cost the disk."""
     from fetcher.archive import spool
-    from fetcher.archive.recorder import HURRY_BACKLOG
+    from fetcher.archive.in_place import HURRY_BACKLOG
 
     monkeypatch.setattr(spool, "BATCH", 1 << 16)
     _deflate_at(monkeypatch, 40 << 20)
@@ -257,19 +257,20 @@ async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_record
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from fetcher.archive import tap
-    from fetcher.archive.recorder import WarcRecorder, _InPlace
+    from fetcher.archive.in_place import InPlace
+    from fetcher.archive.recorder import WarcRecorder
     from fetcher.errors import OutputError
 
-    write = _InPlace.write
+    write = InPlace.write
     batches: list[int] = []
 
-    def full_disk(self: _InPlace, pieces: Any) -> None:
+    def full_disk(self: InPlace, pieces: Any) -> None:
         batches.append(len(pieces))
         if len(batches) == 3:
             raise OSError(errno.ENOSPC, "No space left on device")
         write(self, pieces)
 
-    monkeypatch.setattr(_InPlace, "write", full_disk)
+    monkeypatch.setattr(InPlace, "write", full_disk)
     recorder = WarcRecorder(tmp_path / "w")
     with tap.recording(recorder):
         small = tap.start("gopher://example.test/0/small", "gopher")
@@ -290,10 +291,10 @@ async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_record
 
 
 def test_stored_blocks_are_full_across_piece_boundaries() -> None:
-    from fetcher.archive.recorder import _stored_blocks
+    from fetcher.archive.gzip_members import stored_blocks
 
     pieces = [bytes([n]) * size for n, size in enumerate([1, 70_000, 65_535, 3, 200_000, 0, 12])]
-    buffers = _stored_blocks(pieces)
+    buffers = stored_blocks(pieces)
     stream = b"".join(bytes(buffer) for buffer in buffers) + b"\x01\x00\x00\xff\xff"  # a final empty block
     assert zlib.decompress(stream, -zlib.MAX_WBITS) == b"".join(pieces)
     lengths, position = [], 0

@@ -204,7 +204,7 @@ _FAN_IN = 128
 
 def _index_beside(warc: Path, folder: Path) -> None:
     """`warc`'s CDXJ lines, sorted, in folder/NAME.cdxj (whole or not at all: written aside, then renamed)."""
-    from ..archive.recorder import index_warc
+    from ..archive.cdx import index_warc
 
     folder.mkdir(parents=True, exist_ok=True)
     part = folder / f"{warc.name}.cdxj.part"
