@@ -34,6 +34,7 @@ from typing import Any
 
 import anyio
 
+from .. import aio
 from .cdx import status_and_type
 from .gzip_members import SAMPLE, incompressible
 from .in_place import STREAM_GZIP_LEVEL, InPlace
@@ -238,7 +239,7 @@ class WarcRecorder(RecordWriter):
                 return
             self._threaded = True
             try:
-                await anyio.to_thread.run_sync(self._write_and_close, capture)
+                await aio.run_sync(self._write_and_close, capture)
             finally:
                 self._threaded = False
 
