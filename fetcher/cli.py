@@ -324,12 +324,12 @@ def _archive(args: argparse.Namespace) -> Iterator[None]:
         yield  # each cluster worker archives what it retrieves (fetcher.cluster.archive)
         return
     try:
-        from .warc import WarcRecorder
+        from .archive.recorder import WarcRecorder
     except ImportError:
         raise UsageError(
             "--warc-file needs the warcio library", hint="pip install 'fetcher-rfc1738[warc]' (or: pip install warcio)"
         ) from None
-    from .tap import recording
+    from .archive.tap import recording
 
     try:
         recorder = WarcRecorder(args.warc_file, max_size=args.warc_max_size, cdx=args.warc_cdx,

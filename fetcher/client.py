@@ -33,7 +33,7 @@ from .url import URL, parse_url, redact
 if TYPE_CHECKING:
     import netrc
 
-    from . import tap
+    from .archive import tap
     from .batch import FetchAll
     from .ratelimit import RateLimiter
     from .resume import Validators
@@ -53,18 +53,18 @@ _bulk_run: ContextVar[bool] = ContextVar("fetcher_bulk_run", default=False)
 def _start_tap(url: URL) -> tap.Tap | None:
     """The archive tap of a retrieval starting now, or None when nothing records.
 
-    Only `fetcher.tap.recording` makes something record, and it lives in that
+    Only `fetcher.archive.tap.recording` makes something record, and it lives in that
     module: while the module is not even imported (every run without
     --warc-file) there is nothing to ask, and its imports (json among them)
     stay out of a plain fetch's start-up.
     """
-    module = sys.modules.get("fetcher.tap")
+    module = sys.modules.get("fetcher.archive.tap")
     return module.start(url.redacted(), url.scheme) if module is not None else None
 
 
 def current_tap() -> tap.Tap | None:
-    """`fetcher.tap.current()`, without importing fetcher.tap when nothing records (see `_start_tap`)."""
-    module = sys.modules.get("fetcher.tap")
+    """`fetcher.archive.tap.current()`, without importing it when nothing records (see `_start_tap`)."""
+    module = sys.modules.get("fetcher.archive.tap")
     return module.current() if module is not None else None
 
 

@@ -374,8 +374,8 @@ def admits(url: URL, client: Client, *, resume: bool) -> bool:
     own conditions.
     """
     settings = client.settings
-    # No archive records unless fetcher.tap was loaded (its `recording` starts every recorder).
-    tap = sys.modules.get("fetcher.tap")
+    # No archive records unless fetcher.archive.tap was loaded (its `recording` starts every recorder).
+    tap = sys.modules.get("fetcher.archive.tap")
     if (
         resume
         or settings.max_time

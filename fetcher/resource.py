@@ -15,8 +15,8 @@ from .url import URL
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from .archive.tap import Tap
     from .ratelimit import RateLimiter
-    from .tap import Tap
 
 Kind = Literal["document", "listing", "advisory"]
 
@@ -160,7 +160,7 @@ class Resource:
         self._body = body
         self._closer = closer
         self._closed = False
-        #: The archive tap of this retrieval (fetcher.tap), when something records.
+        #: The archive tap of this retrieval (fetcher.archive.tap), when something records.
         self.tap: Tap | None = None
         #: --limit-rate: the client's token bucket, shared by all its transfers (None: no limit).
         self.rate: RateLimiter | None = None

@@ -85,7 +85,7 @@ def _on_worker_thread(
         except BaseException as error:  # handed to the waiting thread, which raises it
             outcome.append((False, error))
 
-    # The caller's context variables (a `fetcher.tap.recording` block) hold on the worker too.
+    # The caller's context variables (a `fetcher.archive.tap.recording` block) hold on the worker too.
     worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name=f"fetcher.{name}", daemon=True)
     worker.start()
     try:

@@ -30,7 +30,7 @@ HEAVY = ("rich", "h11", "httptools", "dask", "distributed", "warcio", "hypothesi
          # anyio and its trio backend (14 ms): a URL that opens no socket runs on trio's own calls (fetcher.aio).
          "anyio",
          # --warc-file only: the archive tap (and its json), the recorder.
-         "fetcher.tap", "fetcher.warc", "json",
+         "fetcher.archive", "json",
          # Only when a URL has a host to look up in ~/.netrc, or other schemes.
          "netrc", "certifi", "idna.uts46data", "schemes.gopher", "schemes.nntp", "schemes.wais",
          "schemes.prospero", "schemes.telnet", "fetcher.mirror", "fetcher.cluster",
@@ -44,9 +44,9 @@ HEAVY_FOR_FILE_BULK = tuple(name for name in HEAVY if name not in ("fetcher.batc
 HEAVY_FOR_HTTP = ("anyio", "rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
                   "trustme", "numpy", "certifi", "netrc", "shlex", "schemes.ftp", "schemes.gopher", "schemes.nntp",
                   "schemes.wais", "schemes.prospero", "schemes.telnet", "fetcher.progress", "fetcher.batch",
-                  "fetcher.bulk", "fetcher.mirror", "fetcher.cluster", "fetcher.warc",
+                  "fetcher.bulk", "fetcher.mirror", "fetcher.cluster", "fetcher.archive",
                   # --manifest/--skip-done, --warc-file and chunked replies only.
-                  "json", "fetcher.tap", "schemes.http.chunked")  # fmt: skip
+                  "json", "schemes.http.chunked")  # fmt: skip
 
 
 def run_logged(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -218,7 +218,7 @@ async def test_plain_http_bulk_loads_no_manifest_archive_or_chunked_code(nursery
 
     names = await trio.to_thread.run_sync(bulk, "plain")
     assert "schemes.http.lane" in names  # the log covers the retrieval itself
-    lazy = ("json", "fetcher.tap", "fetcher.warc", "schemes.http.chunked")
+    lazy = ("json", "fetcher.archive", "schemes.http.chunked")
     assert heavy_in(names, lazy) == []
 
     manifest = tmp_path / "m.jsonl"
@@ -226,7 +226,7 @@ async def test_plain_http_bulk_loads_no_manifest_archive_or_chunked_code(nursery
     assert (tmp_path / "out-more" / "chunked.txt").read_bytes() == b"chunked\n"
     assert len(manifest.read_text().splitlines()) == 4
     assert {"json", "schemes.http.chunked"} <= names
-    assert heavy_in(names, ("fetcher.tap", "fetcher.warc")) == []
+    assert heavy_in(names, ("fetcher.archive",)) == []
 
 
 def test_patterns_of_unusual_urls_and_replies_compile_on_first_use() -> None:
@@ -285,7 +285,7 @@ def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:
     names = imported(result.stderr)
     assert "schemes.ftp.lane" in names
     # Nor the archive tap (--warc-file) or json (--manifest): the run asked for neither.
-    assert heavy_in(names, ("anyio", "h11", "fetcher.tap", "json")) == []
+    assert heavy_in(names, ("anyio", "h11", "fetcher.archive", "json")) == []
 
 
 # -- the collector: off while the command starts, on while it runs ----------------------------

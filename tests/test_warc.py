@@ -265,7 +265,7 @@ async def test_rotation_cdx_and_dedup(http: HTTPTestServer, tmp_path: Path) -> N
     assert [json.loads(fields)["filename"] for _, _, fields in index] == files
     assert json.loads(index[1][2])["mime"] == "warc/revisit"
     # Read back from the files (a cluster run indexes its batches' files so), the index is the same.
-    from fetcher.warc import index_warc
+    from fetcher.archive.cdx import index_warc
 
     assert [line for name in files for line in index_warc(tmp_path / name)] == [
         line + "\n" for line in (tmp_path / "run.cdxj").read_text().splitlines()
@@ -285,7 +285,7 @@ async def test_bulk_run_archives_every_url(http: HTTPTestServer, tmp_path: Path)
 
 def test_version_does_not_import_warcio() -> None:
     code = "import sys; from fetcher.cli import main\ntry:\n main(['--version'])\nexcept SystemExit: pass\n"
-    code += "print('warcio' in sys.modules, 'fetcher.warc' in sys.modules)"
+    code += "print('warcio' in sys.modules, 'fetcher.archive' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
     assert done.stdout.strip().endswith(b"False False"), done
 

@@ -1,7 +1,7 @@
 """--warc-file when things go wrong: error answers are archived, cut and interrupted transfers leave whole records.
 
 The large payloads here are written in place at the end of the WARC file
-while they stream (fetcher.warc._InPlace); these tests cut them every way a
+while they stream (fetcher.archive.in_place.InPlace); these tests cut them every way a
 run can end early (a server closing, Ctrl-C, SIGTERM) and check with warcio
 that the file still ends with whole records only.
 """
@@ -176,7 +176,7 @@ async def test_big_records_are_single_gzip_members_readable_by_gzip_tools(http: 
     assert warc.stat().st_size < len(BIG) + len(TEXT) // 4  # the text was deflated, the noise stored
     assert gzip.decompress(warc.read_bytes()).count(b"WARC/1.1\r\n") == len(records)
     # Records written in place are indexed at the offsets and lengths a reader finds.
-    from fetcher.warc import index_warc
+    from fetcher.archive.cdx import index_warc
 
     assert list(index_warc(warc)) == (tmp_path / "out.cdxj").read_text().splitlines(keepends=True)
     if (gzip_tool := subprocess.run(["gzip", "-t", str(warc)], capture_output=True)).returncode != 127:
@@ -185,8 +185,8 @@ async def test_big_records_are_single_gzip_members_readable_by_gzip_tools(http: 
 
 async def test_a_capture_completing_meanwhile_waits_for_the_record_in_place(tmp_path: Path) -> None:
     """Captures that complete while a record is written in place are written after it, whole."""
-    from fetcher import tap
-    from fetcher.warc import WarcRecorder
+    from fetcher.archive import tap
+    from fetcher.archive.recorder import WarcRecorder
 
     recorder = WarcRecorder(tmp_path / "u")
     document = SimpleNamespace(kind="document", content_type="application/octet-stream")
@@ -210,7 +210,7 @@ async def test_a_capture_completing_meanwhile_waits_for_the_record_in_place(tmp_
 
 
 def test_crc32_combine_agrees_with_zlib() -> None:
-    from fetcher.warc import crc32_combine
+    from fetcher.archive.gzip_members import crc32_combine
 
     for first, second in [(b"", b""), (b"head", b""), (b"", b"body"), (os.urandom(999), os.urandom(70_000))]:
         assert crc32_combine(zlib.crc32(first), zlib.crc32(second), len(second)) == zlib.crc32(first + second)

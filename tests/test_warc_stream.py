@@ -1,4 +1,4 @@
-"""Large payloads written in place through the spool's worker threads (fetcher.tap.Spool, fetcher.warc._InPlace).
+"""Large payloads written in place through the spool's worker threads (fetcher.archive: Spool, InPlace).
 
 Past the first 256 KiB a payload's block digest, payload digest and sink
 (CRC-32, deflate or stored blocks, the write) each run in their own thread.
@@ -72,8 +72,8 @@ async def _archive(
 
     `tick(size)` after each read: a test's transfer clock (`_Pacing`) moves on as a link's pace would.
     """
-    from fetcher import tap
-    from fetcher.warc import WarcRecorder
+    from fetcher.archive import tap
+    from fetcher.archive.recorder import WarcRecorder
 
     recorder = WarcRecorder(tmp_path / "w", always_deflate=always_deflate)
     url = "http://example.test/big" if http else "gopher://example.test/9/big"
@@ -124,18 +124,18 @@ async def test_deflating_switches_to_stored_blocks_and_back_inside_one_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Deflated and stored blocks alternate inside one record's gzip member; every reader still reads it."""
-    from fetcher.warc import _InPlace
+    from fetcher.archive.in_place import InPlace
 
-    write = _InPlace.write
+    write = InPlace.write
     modes: list[bool] = []
 
-    def alternating(self: _InPlace, pieces: Any) -> None:
+    def alternating(self: InPlace, pieces: Any) -> None:
         self.hurry = (len(modes) // 2) % 2 == 1  # two batches deflated, two stored, ...
         modes.append(self.hurry)
         write(self, pieces)
 
-    monkeypatch.setattr(_InPlace, "write", alternating)
-    monkeypatch.setattr(_InPlace, "pace", lambda self, backlog, rate: None)  # the batches alone decide here
+    monkeypatch.setattr(InPlace, "write", alternating)
+    monkeypatch.setattr(InPlace, "pace", lambda self, backlog, rate: None)  # the batches alone decide here
     warc = await _archive(tmp_path, TEXT, http=True)
     assert True in modes and modes.count(False) > 2  # switched both ways, more than once
     records = whole_records(warc)
@@ -149,8 +149,8 @@ async def test_deflating_switches_to_stored_blocks_and_back_inside_one_record(
 class _Pacing:
     """The pacing rule's inputs under the test's control: its clocks, and when the sink writes.
 
-    The rule (`_InPlace.pace`) compares the pace bytes arrive at (`fetcher.tap.clock`) with the pace
-    deflate runs at (`fetcher.warc.cpu_clock`, the sink thread's CPU time).  Here both clocks are
+    The rule (`InPlace.pace`) compares the pace bytes arrive at (`fetcher.archive.spool.clock`) with the pace
+    deflate runs at (`fetcher.archive.in_place.cpu_clock`, the sink thread's CPU time).  Here both clocks are
     virtual: each read moves the transfer clock on by its size at `transfer` bytes/s, each deflate
     call moves the CPU clock on by its size at `deflate` bytes/s.  No sleep, no CPU burnt: the
     outcome is the same on any machine, however loaded.
@@ -161,8 +161,8 @@ class _Pacing:
     """
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *, transfer: float, deflate: float, backlog: bool) -> None:
-        from fetcher import tap, warc
-        from fetcher.warc import HURRY_BACKLOG, _InPlace
+        from fetcher.archive import in_place, spool
+        from fetcher.archive.in_place import HURRY_BACKLOG, InPlace
 
         self.now = 0.0
         self.cpu = 0.0
@@ -172,15 +172,15 @@ class _Pacing:
         if not backlog:
             measured.set()
             opened.set()
-        monkeypatch.setattr(tap, "clock", lambda: self.now)
-        monkeypatch.setattr(warc, "cpu_clock", lambda: self.cpu)
+        monkeypatch.setattr(spool, "clock", lambda: self.now)
+        monkeypatch.setattr(in_place, "cpu_clock", lambda: self.cpu)
         fake = SimpleNamespace(**{name: getattr(zlib, name) for name in dir(zlib) if not name.startswith("__")})
         fake.compressobj = lambda *args: _TimedDeflate(zlib.compressobj(*args), self, deflate)
-        monkeypatch.setattr(warc, "zlib", fake)
-        write, pace = _InPlace.write, _InPlace.pace
+        monkeypatch.setattr(in_place, "zlib", fake)
+        write, pace = InPlace.write, InPlace.pace
         writes = 0
 
-        def held_write(sink: _InPlace, pieces: Any) -> None:
+        def held_write(sink: InPlace, pieces: Any) -> None:
             nonlocal writes
             write(sink, pieces)
             writes += 1
@@ -188,15 +188,15 @@ class _Pacing:
                 measured.set()
             assert opened.wait(60), "the transfer never handed over a backlog"
 
-        def judged_pace(sink: _InPlace, waiting: int, rate: float) -> None:
+        def judged_pace(sink: InPlace, waiting: int, rate: float) -> None:
             assert measured.wait(60), "the sink never wrote"
             pace(sink, waiting, rate)
             if waiting >= HURRY_BACKLOG and sink.deflated:
                 self.judged.append(waiting)
                 opened.set()
 
-        monkeypatch.setattr(_InPlace, "write", held_write)
-        monkeypatch.setattr(_InPlace, "pace", judged_pace)
+        monkeypatch.setattr(InPlace, "write", held_write)
+        monkeypatch.setattr(InPlace, "pace", judged_pace)
 
     def tick(self, size: int) -> None:
         self.now += size / self.transfer
@@ -220,16 +220,16 @@ class _TimedDeflate:
 
 def _count_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """After each batch the sink wrote: how many of the record's batches were stored so far."""
-    from fetcher.warc import _InPlace
+    from fetcher.archive.in_place import InPlace
 
-    write = _InPlace.write
+    write = InPlace.write
     stored: list[int] = []
 
-    def counting(self: _InPlace, pieces: Any) -> None:
+    def counting(self: InPlace, pieces: Any) -> None:
         write(self, pieces)
         stored.append(self.hurried)
 
-    monkeypatch.setattr(_InPlace, "write", counting)
+    monkeypatch.setattr(InPlace, "write", counting)
     return stored
 
 
@@ -237,10 +237,10 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Batches pile up before a sink whose deflate (by its CPU time) runs slower than they arrive: it stores them."""
-    from fetcher import tap
-    from fetcher.warc import DEFLATE_MARGIN, HURRY_BACKLOG
+    from fetcher.archive import spool
+    from fetcher.archive.in_place import DEFLATE_MARGIN, HURRY_BACKLOG
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read: some fifty
+    monkeypatch.setattr(spool, "BATCH", 1 << 16)  # a batch a read: some fifty
     # Deflate at 30 MiB/s of CPU time, bytes arriving at 20 MiB/s: under DEFLATE_MARGIN (2) times as fast.
     pacing = _Pacing(monkeypatch, transfer=20 * MIB, deflate=30 * MIB, backlog=True)
     assert DEFLATE_MARGIN * 20 > 30
@@ -256,10 +256,10 @@ async def test_a_deflate_slower_than_the_transfer_stores_the_rest(
 
 async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--warc-deflate always: the same slow deflate and backlog as above, and not one batch is stored."""
-    from fetcher import tap
-    from fetcher.warc import HURRY_BACKLOG
+    from fetcher.archive import spool
+    from fetcher.archive.in_place import HURRY_BACKLOG
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)
+    monkeypatch.setattr(spool, "BATCH", 1 << 16)
     pacing = _Pacing(monkeypatch, transfer=20 * MIB, deflate=30 * MIB, backlog=True)
     stored = _count_batches(monkeypatch)
     payload = TEXT * 4
@@ -273,10 +273,10 @@ async def test_warc_deflate_always_keeps_a_slow_deflate(tmp_path: Path, monkeypa
 
 async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches pile up before a sink that waits for a slow disk, not for deflate: the record stays deflated."""
-    from fetcher import tap
-    from fetcher.warc import DEFLATE_MARGIN, HURRY_BACKLOG
+    from fetcher.archive import spool
+    from fetcher.archive.in_place import DEFLATE_MARGIN, HURRY_BACKLOG
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)  # a batch a read
+    monkeypatch.setattr(spool, "BATCH", 1 << 16)  # a batch a read
     # Bytes at 20 MiB/s; level 1 deflates these words at 200 MiB/s of CPU time: the backlog is the disk's.
     pacing = _Pacing(monkeypatch, transfer=20 * MIB, deflate=200 * MIB, backlog=True)
     assert DEFLATE_MARGIN * 20 < 200
@@ -289,10 +289,10 @@ async def test_a_backlog_that_is_not_deflates_keeps_deflating(tmp_path: Path, mo
 
 async def test_a_payload_that_deflates_well_stays_deflated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """However slow deflate is, a payload it shrinks to under KEEP_RATIO is not stored: that would cost the disk."""
-    from fetcher import tap
-    from fetcher.warc import HURRY_BACKLOG
+    from fetcher.archive import spool
+    from fetcher.archive.in_place import HURRY_BACKLOG
 
-    monkeypatch.setattr(tap, "BATCH", 1 << 16)
+    monkeypatch.setattr(spool, "BATCH", 1 << 16)
     pacing = _Pacing(monkeypatch, transfer=20 * MIB, deflate=30 * MIB, backlog=True)
     stored = _count_batches(monkeypatch)
     payload = LINES * 4  # as long as in the test above, where such a deflate is stored
@@ -305,20 +305,21 @@ async def test_a_payload_that_deflates_well_stays_deflated(tmp_path: Path, monke
 async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fetcher import tap
+    from fetcher.archive import tap
+    from fetcher.archive.in_place import InPlace
+    from fetcher.archive.recorder import WarcRecorder
     from fetcher.errors import OutputError
-    from fetcher.warc import WarcRecorder, _InPlace
 
-    write = _InPlace.write
+    write = InPlace.write
     batches: list[int] = []
 
-    def full_disk(self: _InPlace, pieces: Any) -> None:
+    def full_disk(self: InPlace, pieces: Any) -> None:
         batches.append(len(pieces))
         if len(batches) == 3:
             raise OSError(errno.ENOSPC, "No space left on device")
         write(self, pieces)
 
-    monkeypatch.setattr(_InPlace, "write", full_disk)
+    monkeypatch.setattr(InPlace, "write", full_disk)
     recorder = WarcRecorder(tmp_path / "w")
     with tap.recording(recorder):
         small = tap.start("gopher://example.test/0/small", "gopher")
@@ -339,10 +340,10 @@ async def test_a_sink_failing_midway_fails_the_retrieval_and_leaves_whole_record
 
 
 def test_stored_blocks_are_full_across_piece_boundaries() -> None:
-    from fetcher.warc import _stored_blocks
+    from fetcher.archive.gzip_members import stored_blocks
 
     pieces = [bytes([n]) * size for n, size in enumerate([1, 70_000, 65_535, 3, 200_000, 0, 12])]
-    buffers = _stored_blocks(pieces)
+    buffers = stored_blocks(pieces)
     stream = b"".join(bytes(buffer) for buffer in buffers) + b"\x01\x00\x00\xff\xff"  # a final empty block
     assert zlib.decompress(stream, -zlib.MAX_WBITS) == b"".join(pieces)
     lengths, position = [], 0

@@ -1,7 +1,7 @@
 """`--warc-file NAME` on a cluster: each run of a batch writes WARC files of its own.
 
 Records never travel to the driver: a worker archives what it retrieves,
-with the same recorder (`fetcher.warc.WarcRecorder`) as a local run.  Each
+with the same recorder (`fetcher.archive.recorder.WarcRecorder`) as a local run.  Each
 run of a batch writes into a staging directory beside NAME
 (`.fetch-warc-RUN/BATCH/ATTEMPT/`), and its files move to their final names
 beside NAME when the batch completes:
@@ -38,7 +38,7 @@ from typing import IO
 
 from ..url import parse_url
 
-#: A recorder installs a process-wide trace handler (fetcher.tap.recording):
+#: A recorder installs a process-wide trace handler (fetcher.archive.tap.recording):
 #: a worker with several threads records one batch at a time.
 _ONE_RECORDING = threading.Lock()
 #: Bytes of a record's start read for its WARC headers.
@@ -62,7 +62,7 @@ class BatchArchive:
     """One run of one batch: its recorder, its staging directory, and the salvage of earlier runs."""
 
     def __init__(self, task: WarcTask, batch_id: str) -> None:
-        from ..warc import WarcRecorder
+        from ..archive.recorder import WarcRecorder
 
         self.task = task
         self.final = Path(task.base).parent
@@ -91,7 +91,7 @@ class BatchArchive:
 
     @contextmanager
     def recording(self) -> Iterator[None]:
-        from ..tap import recording
+        from ..archive.tap import recording
 
         with _ONE_RECORDING, recording(self.recorder):
             yield
@@ -204,7 +204,7 @@ _FAN_IN = 128
 
 def _index_beside(warc: Path, folder: Path) -> None:
     """`warc`'s CDXJ lines, sorted, in folder/NAME.cdxj (whole or not at all: written aside, then renamed)."""
-    from ..warc import index_warc
+    from ..archive.cdx import index_warc
 
     folder.mkdir(parents=True, exist_ok=True)
     part = folder / f"{warc.name}.cdxj.part"

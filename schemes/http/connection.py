@@ -27,7 +27,7 @@ from .response import mask_userinfo
 if TYPE_CHECKING:
     import h11
 
-    from fetcher import tap as archive
+    from fetcher.archive import tap as archive
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -77,7 +77,7 @@ class HTTPConnection:
         self._length: int | None = None
         self._chunked = False
         self._keep_alive = False
-        #: The archive tap of the current exchange (fetcher.tap), when something records.
+        #: The archive tap of the current exchange (fetcher.archive.tap), when something records.
         self._tap: archive.Tap | None = None
         #: The current request is a GET (its reply may take the lean path of fasthead.py).
         self._get = False
