@@ -124,7 +124,7 @@ def main() -> int:
                 plain = fetch_bulk_command(url_list, work / "out", args.jobs)
                 bulk = {
                     "fetcher": plain,
-                    # Plain HTTP bulk runs take the pipelined lane (fetcher/lanes.py); anything the lane
+                    # Plain HTTP bulk runs take the pipelined lane (fetcher/bulk/lanes.py); anything the lane
                     # does not do, an archive tap included, takes the task path. --max-size is another
                     # such thing and changes nothing here: this row is the task path without a WARC.
                     "fetcher (task path)": [*plain, "--max-size", str(1 << 40)],

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import fetcher
-from fetcher.layout import Layout
+from fetcher.cli.layout import Layout
 from fetcher.text import safe_text
 
 

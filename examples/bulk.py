@@ -18,8 +18,8 @@ from pathlib import Path
 import trio
 
 from fetcher import URL, Client, URLError, parse_url
-from fetcher.inputs import BadLine, read_url_lines
-from fetcher.layout import Layout
+from fetcher.cli.inputs import BadLine, read_url_lines
+from fetcher.cli.layout import Layout
 from fetcher.text import safe_text
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import trio
 
 from fetcher import Client, FetchError, parse_url
-from fetcher.render import tree_parts
-from fetcher.sink import save
+from fetcher.cli.render import tree_parts
+from fetcher.disk.sink import save
 
 
 async def mirror(start: str, out: Path, depth: int) -> None:

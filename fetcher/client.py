@@ -20,23 +20,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
-from . import aio, guard
-from .errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
-from .net import Budget, Connection, current_budget, open_connection, trace
-from .pool import Pool
-from .registry import get_handler
-from .resource import Advisory, Entry, Resource
-from .settings import BULK_SPEED_LIMIT, Settings, SettingsOverrides
-from .sink import Download, partial_path, partial_size, save
-from .url import URL, parse_url, redact
+from fetcher import guard
+from fetcher.disk.sink import Download, partial_path, partial_size, save
+from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
+from fetcher.net import aio
+from fetcher.net.connection import Budget, Connection, current_budget, open_connection, trace
+from fetcher.net.pool import Pool
+from fetcher.registry import get_handler
+from fetcher.resource import Advisory, Entry, Resource
+from fetcher.settings import BULK_SPEED_LIMIT, Settings, SettingsOverrides
+from fetcher.url import URL, parse_url, redact
 
 if TYPE_CHECKING:
     import netrc
 
-    from .archive import tap
-    from .batch import FetchAll
-    from .ratelimit import RateLimiter
-    from .resume import Validators
+    from fetcher.archive import tap
+    from fetcher.bulk.batch import FetchAll
+    from fetcher.disk.resume import Validators
+    from fetcher.net.ratelimit import RateLimiter
 
 log = logging.getLogger("fetcher")
 T = TypeVar("T")
@@ -90,7 +91,7 @@ class Session:
         #: Resume point the caller asked for; handlers that can resume honour it
         #: and report where the body really starts in `Resource.offset`.
         self.offset = offset
-        #: What was recorded about the document the resumed part belongs to (fetcher/resume.py):
+        #: What was recorded about the document the resumed part belongs to (fetcher/disk/resume.py):
         #: a handler that finds it changed starts over instead of appending another version's tail.
         self.validators = validators
         self.hops = hops
@@ -255,7 +256,7 @@ class Client:
         #: --limit-rate: one bucket for every transfer of this client (a whole bulk run or mirror).
         self.rate: RateLimiter | None = None
         if self.settings.limit_rate:
-            from .ratelimit import RateLimiter  # only --limit-rate needs it: not at start-up
+            from fetcher.net.ratelimit import RateLimiter  # only --limit-rate needs it: not at start-up
 
             self.rate = RateLimiter(self.settings.limit_rate)
         #: URL -> the ETag the local copy was saved with: sent as If-None-Match beside it.
@@ -354,7 +355,7 @@ class Client:
         return resource
 
     def budget(self, url: URL) -> Budget:
-        """The time rules for one URL (see `fetcher.net.Budget`)."""
+        """The time rules for one URL (see `fetcher.net.connection.Budget`)."""
         speed = self.settings.speed_limit
         if speed is None:
             speed = BULK_SPEED_LIMIT if _bulk_run.get() else 0
@@ -369,9 +370,9 @@ class Client:
         """The resource, streaming; closed (or its connection pooled) on exit.
 
         `redirect`: `url` answered with a redirect to there (read by a bulk
-        lane, fetcher/lanes.py); it is followed under the redirect policy.
+        lane, fetcher/bulk/lanes.py); it is followed under the redirect policy.
         `validators`: what was recorded about the document a resume from
-        `offset` continues (fetcher/resume.py); a handler that finds it
+        `offset` continues (fetcher/disk/resume.py); a handler that finds it
         changed starts over and says why in `metadata["restart"]`.
 
         Everything fetcher does for this URL inside the block (connecting,
@@ -448,7 +449,7 @@ class Client:
 
         `digest=False`: no SHA-256 is computed (`Download.sha256` is None).
         """
-        from .resume import recorded, restart_note
+        from fetcher.disk.resume import recorded, restart_note
 
         offset = partial_size(path) if resume else 0
         validators = recorded(partial_path(path)) if offset else None
@@ -497,7 +498,7 @@ class Client:
         (`Download.sha256` is then None): for a caller that does not use it,
         as the command without --manifest, a few µs less per small file.
         """
-        from .batch import FetchAll  # only bulk runs need it (and anyio's memory streams): not at startup
+        from fetcher.bulk.batch import FetchAll  # only bulk runs need it (and anyio's memory streams): not at startup
 
         return FetchAll(
             self,
@@ -526,7 +527,7 @@ class Client:
     ) -> Fetched | Download:
         """`retrieve` or `fetch` with retries.
 
-        A bulk lane (fetcher/lanes.py) that made the first attempt itself
+        A bulk lane (fetcher/bulk/lanes.py) that made the first attempt itself
         passes how it ended: `first_error`, or the `redirect` it read (the
         first attempt then goes on from there; a retry starts over at `url`).
         """

@@ -1,7 +1,7 @@
 """The guard of RFC 1738 §6: refuse dangerous ports and line injection.
 
 `check(url, policy)` runs before any name lookup or socket; `check_port` runs
-again inside `fetcher.net` for every derived connection (FTP data ports,
+again inside `fetcher.net.connection` for every derived connection (FTP data ports,
 redirects, Prospero resolutions).  Nothing here does I/O.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import UnsafeURL
-from .url import (
+from fetcher.errors import UnsafeURL
+from fetcher.url import (
     URL,
     FileURL,
     FtpURL,
@@ -252,7 +252,7 @@ def check_headers(headers: tuple[tuple[str, str], ...], user_agent: str | None =
         if _CONTROL.search(value.replace("\t", " ")):
             raise _refuse(f"header {name!r}", value, "control-character", "HTTP does not carry it in a field")
         if not value.isascii():
-            from .errors import UsageError
+            from fetcher.errors import UsageError
 
             raise UsageError(
                 f"header {name!r} holds a non-ASCII character; HTTP header values are ASCII",

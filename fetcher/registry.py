@@ -11,12 +11,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Protocol
 
-from .errors import NoHandler
+from fetcher.errors import NoHandler
 
 if TYPE_CHECKING:
-    from .client import Session
-    from .resource import Resource
-    from .url import URL
+    from fetcher.client import Session
+    from fetcher.resource import Resource
+    from fetcher.url import URL
 
 HANDLERS: dict[str, str] = {
     "file": "schemes.file:Handler",

@@ -7,16 +7,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
-from . import aio
-from .errors import TooLarge
-from .net import Budget, current_budget
-from .url import URL
+from fetcher.errors import TooLarge
+from fetcher.net import aio
+from fetcher.net.connection import Budget, current_budget
+from fetcher.url import URL
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from .archive.tap import Tap
-    from .ratelimit import RateLimiter
+    from fetcher.archive.tap import Tap
+    from fetcher.net.ratelimit import RateLimiter
 
 Kind = Literal["document", "listing", "advisory"]
 

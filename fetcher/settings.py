@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from .errors import UsageError
-from .guard import DEFAULT_REDIRECT_SCHEMES, Policy
+from fetcher.errors import UsageError
+from fetcher.guard import DEFAULT_REDIRECT_SCHEMES, Policy
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ class Settings:
     retries: int = 2
     #: Bulk runs (`fetch_all` with a destination) send plain HTTP GETs down a
     #: lane: several requests in flight on each kept-alive connection
-    #: (fetcher/lanes.py).  False: one request at a time per connection.
+    #: (fetcher/bulk/lanes.py).  False: one request at a time per connection.
     pipeline: bool = True
     retry_max_time: float = 60.0
     #: --limit-rate: bytes per second for all transfers of the client together (None: no limit).

@@ -27,10 +27,10 @@ from typing import Any, TypeVar, Unpack
 
 import trio
 
-from .client import Client, Fetched, Outcome
-from .settings import Settings, SettingsOverrides
-from .sink import Download
-from .url import URL
+from fetcher.client import Client, Fetched, Outcome
+from fetcher.disk.sink import Download
+from fetcher.settings import Settings, SettingsOverrides
+from fetcher.url import URL
 
 T = TypeVar("T")
 

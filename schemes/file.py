@@ -11,10 +11,10 @@ import stat
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-from fetcher import aio
 from fetcher.client import Session
 from fetcher.errors import AuthError, NotFound, UsageError
 from fetcher.mime import guess_type
+from fetcher.net import aio
 from fetcher.resource import Entry, Resource
 from fetcher.url import URL, FileURL
 

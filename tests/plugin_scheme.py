@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 
 from fetcher.client import Session
 from fetcher.errors import AuthError, NotFound, ProtocolError, TransientError
-from fetcher.net import Connection
+from fetcher.net.connection import Connection
 from fetcher.resource import Resource
 from fetcher.url import URL, GenericURL
 

@@ -1,4 +1,4 @@
-"""fetcher.aio: trio's own calls on trio, anyio's elsewhere, the same behaviour on both (issue 17)."""
+"""fetcher.net.aio: trio's own calls on trio, anyio's elsewhere, the same behaviour on both (issue 17)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import anyio
 import pytest
 import trio
 
-from fetcher import aio
+from fetcher.net import aio
 
 
 async def _exercise() -> dict[str, object]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.bulk import read_url_lines
-from fetcher.cli import main
+from fetcher.cli.bulk import read_url_lines
+from fetcher.cli.main import main
 from tests.plugin_scheme import LineServer
 
 
@@ -210,7 +210,7 @@ def test_recursive_file_tree_is_confined_and_visits_once(
 def test_progress_counts_every_record_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    import fetcher.progress as progress
+    import fetcher.cli.progress as progress
 
     class Counting(progress.NoProgress):
         added = 0
@@ -233,7 +233,7 @@ def test_progress_counts_every_record_once(
 def test_long_list_is_read_a_window_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    import fetcher.bulk as bulk
+    import fetcher.cli.bulk as bulk
 
     monkeypatch.setattr(bulk, "WINDOW", 8)
     monkeypatch.setattr(bulk, "READ_BATCH", 3)
@@ -272,7 +272,7 @@ def test_long_list_is_read_a_window_at_a_time(
 def test_interrupt_records_the_input_not_read_yet(
     tmp_path: Path, x_test: None, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    import fetcher.bulk as bulk
+    import fetcher.cli.bulk as bulk
 
     monkeypatch.setattr(bulk, "WINDOW", 4)
 
@@ -305,7 +305,7 @@ def test_a_pipe_given_to_i_is_read_once_with_the_bar_on(
 ) -> None:
     # `fetch -i <(command)`: the list cannot be counted in a first pass (no seeking a pipe); the bar
     # shows the total so far and the run reads the pipe once, as it comes.
-    import fetcher.bulk as bulk
+    import fetcher.cli.bulk as bulk
 
     monkeypatch.setattr(bulk, "WINDOW", 4)
     lines = []

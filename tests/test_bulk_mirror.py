@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.bulk import run_bulk
-from fetcher.cli import build_parser, settings_from_args
+from fetcher.cli.bulk import run_bulk
+from fetcher.cli.main import build_parser, settings_from_args
 from tests.servers.gopher import GopherServer, serving
 
 

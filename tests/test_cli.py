@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.cli import main
+from fetcher.cli.main import main
 from tests.conftest import ROOT, run_fetch
 from tests.plugin_scheme import LineServer
 

@@ -341,7 +341,7 @@ def test_an_option_file_of_too_many_lines_is_refused(tmp_path: Path) -> None:
 
 
 def test_units_are_binary_like_the_options() -> None:
-    from fetcher.units import binary, binary_rate
+    from fetcher.cli.units import binary, binary_rate
 
     assert binary(4 * 1024 * 1024) == "4.0 MiB" and binary_rate(4 << 20) == "4.0 MiB/s"
     assert (binary(1000), binary(307200), binary(3 << 30)) == ("1000 B", "300.0 KiB", "3.0 GiB")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from fetcher.ratelimit import RateLimiter, parse_rate
+from fetcher.net.ratelimit import RateLimiter, parse_rate
 from tests.conftest import run_fetch
 from tests.servers.http_server import HTTPTestServer
 from tests.test_cli_ux import CSI, NO_PROXY_ENV, clean_environment, final_line, on_pty  # noqa: F401

@@ -317,7 +317,7 @@ def test_write_out_unknown_field_is_a_usage_error() -> None:
 def test_completion_scripts_name_every_option(shell: str) -> None:
     import shutil
 
-    from fetcher.cli import build_parser
+    from fetcher.cli.main import build_parser
 
     result = run_fetch("--print-completion", shell)
     assert result.returncode == 0, result.stderr
@@ -335,11 +335,11 @@ def test_completion_scripts_name_every_option(shell: str) -> None:
 
 def test_completion_is_not_imported_by_an_ordinary_run() -> None:
     probe = subprocess.run([sys.executable, "-X", "importtime", "-m", "fetcher", "--version"], capture_output=True)
-    assert b"shtab" not in probe.stderr and b"fetcher.completion" not in probe.stderr
+    assert b"shtab" not in probe.stderr and b"fetcher.cli.completion" not in probe.stderr
 
 
 def test_every_option_has_help_text_and_help_ends_with_examples() -> None:
-    from fetcher.cli import build_parser
+    from fetcher.cli.main import build_parser
 
     silent = [action.option_strings for action in build_parser()._actions if action.option_strings and not action.help]
     assert silent == []

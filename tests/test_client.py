@@ -11,7 +11,7 @@ import fetcher
 from fetcher import Client
 from fetcher.client import Session
 from fetcher.errors import NoHandler, TooLarge, UnsafeURL, UsageError
-from fetcher.pool import Pool
+from fetcher.net.pool import Pool
 from fetcher.url import parse_url
 
 

@@ -28,7 +28,7 @@ from distributed import Client as DaskClient
 from distributed import LocalCluster
 
 from fetcher import cluster
-from fetcher.cli import main
+from fetcher.cli.main import main
 from fetcher.client import Client
 from fetcher.cluster import forkgate, scheduler, shards
 from fetcher.cluster.worker import BatchTask, Runner, close_runner, run_batch, runner

@@ -1,4 +1,4 @@
-"""A bulk run within the process's open-file limit (fetcher/descriptors.py): no EMFILE, no crash."""
+"""A bulk run within the process's open-file limit (fetcher/cli/descriptors.py): no EMFILE, no crash."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from fetcher.descriptors import PER_TRANSFER, RESERVED, transfers_within
+from fetcher.cli.descriptors import PER_TRANSFER, RESERVED, transfers_within
 from tests.conftest import ROOT
 from tests.servers.http_server import HTTPTestServer
 
@@ -73,7 +73,7 @@ def test_the_soft_limit_is_raised_to_the_hard_one_first() -> None:
     if hard != resource.RLIM_INFINITY and hard <= 64:
         pytest.skip(f"the hard limit here ({hard}) leaves nothing to raise")
     code = (
-        "import resource; from fetcher.descriptors import raise_soft_limit; "
+        "import resource; from fetcher.cli.descriptors import raise_soft_limit; "
         "print(raise_soft_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0])"
     )
     result = subprocess.run([sys.executable, "-c", LIMITED, "64", str(hard), sys.executable, "-c", code],

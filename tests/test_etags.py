@@ -1,11 +1,11 @@
-"""The -N ETag state (fetcher/etags.py): what is kept, what is refused, what a damaged file does."""
+"""The -N ETag state (fetcher/mirror/etags.py): what is kept, what is refused, what a damaged file does."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from fetcher.etags import STATE_NAME, EtagStore, valid_tag
+from fetcher.mirror.etags import STATE_NAME, EtagStore, valid_tag
 
 
 def test_only_well_formed_entity_tags_are_kept() -> None:

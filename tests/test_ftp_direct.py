@@ -22,8 +22,8 @@ import pytest
 import trio
 
 from fetcher import Client
+from fetcher.disk.sink import save
 from fetcher.errors import Timeout, TooLarge, TransientError
-from fetcher.sink import save
 from tests.conftest import run_fetch
 from tests.servers.ftp_fake import FakeFtpServer, Faults, serving
 
@@ -149,7 +149,7 @@ async def test_a_file_that_takes_spliced_bytes_slowly_gets_the_rest_by_reads(
     # Splicing into the file blocks the event loop for as long as the file takes the bytes; where
     # that pace falls below SLOW_DRAIN (a throttled disk), the rest of the body goes by reads and
     # a writer thread.  The file gets the same bytes either way, and a fast file keeps splicing.
-    import fetcher.sink as sink
+    import fetcher.disk.sink as sink
 
     body = b"".join(index.to_bytes(4, "big") * 256 for index in range(40 * 1024))  # 40 MiB
     real_drain, real_receive = sink._PartFile.drain_pipe, sink._receive_direct

@@ -1,6 +1,6 @@
 """--help, --help SCHEME, the man page and the completion scripts, checked against the parser itself.
 
-Every option of `fetcher.options.build_parser()` must have help text, state
+Every option of `fetcher.cli.options.build_parser()` must have help text, state
 its default in `fetch --help` (options that take no value are "off unless
 given", as the description says, unless their default is on), and appear in
 the man page and in the bash, zsh and fish completion scripts.  The checks
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.habits import EQUIVALENTS
-from fetcher.manpage import render as render_man
-from fetcher.optionref import render as render_reference
-from fetcher.options import build_parser
+from fetcher.cli.habits import EQUIVALENTS
+from fetcher.cli.manpage import render as render_man
+from fetcher.cli.optionref import render as render_reference
+from fetcher.cli.options import build_parser
+from fetcher.cli.topics import COMMON, TOPICS, Topic, topic_text
 from fetcher.registry import HANDLERS
-from fetcher.topics import COMMON, TOPICS, Topic, topic_text
 from tests.conftest import run_fetch
 from tests.test_startup import heavy_in, imported, run_logged
 
@@ -249,8 +249,9 @@ def test_every_option_is_in_help_the_man_page_and_the_docs_option_reference() ->
 
 
 def test_the_docs_option_reference_is_what_the_parser_prints() -> None:
-    """docs/options.md is generated (python -m fetcher.optionref > docs/options.md): never behind the parser."""
-    assert DOCS_OPTIONS.read_text() == render_reference(), "regenerate: python -m fetcher.optionref > docs/options.md"
+    """docs/options.md is generated (python -m fetcher.cli.optionref > docs/options.md): never behind the parser."""
+    regenerate = "regenerate: python -m fetcher.cli.optionref > docs/options.md"
+    assert DOCS_OPTIONS.read_text() == render_reference(), regenerate
     assert "  - Option reference: options.md\n" in (DOCS_OPTIONS.parent.parent / "mkdocs.yml").read_text()
 
 
@@ -333,7 +334,7 @@ def test_help_and_man_import_no_protocol(args: tuple[str, ...]) -> None:
     result = run_logged(*args)
     assert result.returncode == 0, result.stderr[-500:]
     names = imported(result.stderr)
-    assert "fetcher.options" in names
+    assert "fetcher.cli.options" in names
     assert heavy_in(names) == []
     assert not [name for name in names if name.startswith(("schemes", "trio"))]
 

@@ -1,4 +1,4 @@
-"""Link extraction from HTML pages (schemes/http/links.py), the pure part of `-r` over HTTP."""
+"""Link extraction from HTML pages (fetcher/mirror/links.py), the pure part of `-r` over HTTP."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
-from schemes.http.links import LinkParser, extract_links
+from fetcher.mirror.links import LinkParser, extract_links
 
 
 def test_links_of_every_structural_element_in_document_order() -> None:

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
-from fetcher.net import Connection
+from fetcher.net.connection import Connection
 from fetcher.url import HttpURL, join, parse_url
 from schemes.http import response as rules
 from schemes.http.connection import HTTPConnection

@@ -1,4 +1,4 @@
-"""Lanes (fetcher/lanes.py) share job and per-host slots with the task path without deadlock.
+"""Lanes (fetcher/bulk/lanes.py) share job and per-host slots with the task path without deadlock.
 
 A mirror is the hard case: the lane's next URLs come from a listing that
 runs on the task path, on the same host, while the lane's workers wait idle
@@ -63,7 +63,7 @@ async def test_a_mixed_list_keeps_its_lane_workers_and_every_url(
     were queued takes them: retiring would leave them with no worker and
     the run would end without their outcomes.
     """
-    from fetcher.lanes import Lanes
+    from fetcher.bulk.lanes import Lanes
     from tests.servers.gopher import GopherServer, serving
 
     started: list[object] = []

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.bulk import run_bulk
-from fetcher.cli import build_parser, settings_from_args
+from fetcher.cli.bulk import run_bulk
+from fetcher.cli.main import build_parser, settings_from_args
 from tests.servers import ftp_fake
 from tests.servers.ftp_fake import FakeFtpServer, serving
 from tests.servers.gopher import GopherServer
@@ -227,7 +227,7 @@ async def test_prospero_mirror_stays_below_the_start_and_skips_externals(tmp_pat
 
 
 def test_wais_database_without_words_is_skipped_and_documents_are_not() -> None:
-    from fetcher.mirror import Mirror
+    from fetcher.mirror.rules import Mirror
     from fetcher.resource import Entry
     from fetcher.url import parse_url
 
@@ -294,7 +294,7 @@ async def test_file_mirror_reads_nothing_outside_the_start_without_parent(tmp_pa
 def test_a_links_own_size_and_time_never_make_its_copy_unchanged(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from fetcher.mirror import Mirror
+    from fetcher.mirror.rules import Mirror
     from fetcher.resource import Entry
     from fetcher.url import parse_url
 
@@ -326,8 +326,8 @@ async def test_file_mirror_skips_a_fifo_instead_of_blocking_on_it(tmp_path: Path
 
 
 def test_scope_is_the_origin_and_encoded_dot_segments_climb() -> None:
-    """fetcher.scope: another port is another origin; `%2e` spells a dot to servers that decode first."""
-    from fetcher.scope import encoded_climb, in_scope, normalize_path, origin, scope_of
+    """fetcher.mirror.scope: another port is another origin; `%2e` spells a dot to servers that decode first."""
+    from fetcher.mirror.scope import encoded_climb, in_scope, normalize_path, origin, scope_of
     from fetcher.url import parse_url
 
     start = parse_url("http://Host:8080/pub/")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from fetcher.bulk import run_bulk
-from fetcher.cli import build_parser, settings_from_args
+from fetcher.cli.bulk import run_bulk
+from fetcher.cli.main import build_parser, settings_from_args
 from tests.servers.http_server import Exchange, HTTPTestServer, Received
 
 MODIFIED = 1795257000.0  # 2026-11-21 10:30:00 UTC

@@ -1,4 +1,4 @@
-"""The validators a resume keeps beside its `.part` (fetcher/resume.py) and the pure checks that use them."""
+"""The validators a resume keeps beside its `.part` (fetcher/disk/resume.py) and the pure checks that use them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.resume import SUFFIX, Validators, forget, record, recorded
+from fetcher.disk.resume import SUFFIX, Validators, forget, record, recorded
 from schemes.ftp.retr import resume_problem as ftp_problem
 from schemes.http.response import ignored_range, resume_problem
 

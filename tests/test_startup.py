@@ -24,27 +24,29 @@ from tests.servers.http_server import HTTPTestServer
 
 #: Never needed to print the version or copy a file: URL.
 HEAVY = ("rich", "h11", "httptools", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib",
-         "OpenSSL", "trustme", "numpy", "schemes.http", "schemes.ftp", "fetcher.progress",
+         "OpenSSL", "trustme", "numpy", "schemes.http", "schemes.ftp", "fetcher.cli.progress",
          # Bulk runs only (-i, -d, several jobs): the batch.
-         "fetcher.batch", "fetcher.bulk",
-         # anyio and its trio backend (14 ms): a URL that opens no socket runs on trio's own calls (fetcher.aio).
+         "fetcher.bulk.batch", "fetcher.cli.bulk",
+         # anyio and its trio backend (14 ms): a URL that opens no socket runs on trio's own calls (fetcher.net.aio).
          "anyio",
          # --warc-file only: the archive tap (and its json), the recorder.
          "fetcher.archive", "json",
          # Only when a URL has a host to look up in ~/.netrc, or other schemes.
          "netrc", "certifi", "idna.uts46data", "schemes.gopher", "schemes.nntp", "schemes.wais",
-         "schemes.prospero", "schemes.telnet", "fetcher.mirror", "fetcher.cluster",
+         "schemes.prospero", "schemes.telnet", "fetcher.mirror.rules", "fetcher.cluster",
          # --limit-rate only.
-         "fetcher.ratelimit")  # fmt: skip
+         "fetcher.net.ratelimit")  # fmt: skip
 
 #: A bulk run of file: URLs: the batch, and still no socket library.
-HEAVY_FOR_FILE_BULK = tuple(name for name in HEAVY if name not in ("fetcher.batch", "fetcher.bulk", "fetcher.progress"))
+HEAVY_FOR_FILE_BULK = tuple(
+    name for name in HEAVY if name not in ("fetcher.bulk.batch", "fetcher.cli.bulk", "fetcher.cli.progress")
+)
 
 #: A plain http: fetch of an address needs HTTP and sockets (trio's own: no anyio), and still none of these.
 HEAVY_FOR_HTTP = ("anyio", "rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
                   "trustme", "numpy", "certifi", "netrc", "shlex", "schemes.ftp", "schemes.gopher", "schemes.nntp",
-                  "schemes.wais", "schemes.prospero", "schemes.telnet", "fetcher.progress", "fetcher.batch",
-                  "fetcher.bulk", "fetcher.mirror", "fetcher.cluster", "fetcher.archive",
+                  "schemes.wais", "schemes.prospero", "schemes.telnet", "fetcher.cli.progress", "fetcher.bulk.batch",
+                  "fetcher.cli.bulk", "fetcher.mirror.rules", "fetcher.cluster", "fetcher.archive",
                   # --manifest/--skip-done, --warc-file and chunked replies only.
                   "json", "schemes.http.chunked")  # fmt: skip
 
@@ -91,7 +93,7 @@ def test_version_imports_nothing_heavy() -> None:
     result = run_logged("--version")
     assert result.returncode == 0, result.stderr[-500:]
     names = imported(result.stderr)
-    assert "fetcher.cli" in names or "fetcher" in names  # the log is really there
+    assert "fetcher.cli.main" in names or "fetcher" in names  # the log is really there
     assert heavy_in(names) == []
     assert "trio" not in names  # --version needs no event loop
 
@@ -127,7 +129,7 @@ async def test_http_fetch_imports_only_what_http_needs(nursery: trio.Nursery, tm
 
 
 def test_file_bulk_imports_no_socket_library(tmp_path: Path) -> None:
-    # The bulk path's nurseries, semaphores and channels are trio's own on trio (fetcher.aio), not anyio's.
+    # The bulk path's nurseries, semaphores and channels are trio's own on trio (fetcher.net.aio), not anyio's.
     urls = []
     for index in range(3):
         (tmp_path / f"f{index}.txt").write_bytes(b"%d\n" % index)
@@ -137,7 +139,7 @@ def test_file_bulk_imports_no_socket_library(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-500:]
     assert (tmp_path / "out" / "f2.txt").read_bytes() == b"2\n"
     names = imported(result.stderr)
-    assert "fetcher.batch" in names  # the log covers the bulk run itself
+    assert "fetcher.bulk.batch" in names  # the log covers the bulk run itself
     assert heavy_in(names, HEAVY_FOR_FILE_BULK) == []
 
 
@@ -269,7 +271,7 @@ def test_lazy_patterns_compile_once_then_are_plain_attributes() -> None:
 
 
 def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:
-    # Control and data connections to an address are trio's own sockets (fetcher.net.dial).
+    # Control and data connections to an address are trio's own sockets (fetcher.net.connection.dial).
     from tests.servers.prospero import ftp_server
 
     root = tmp_path / "root"
@@ -293,7 +295,7 @@ def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:
 #: Runs the real entry point with trio.run replaced by a probe that reports the collector's state.
 _GC_PROBE = """
 import gc, sys, trio
-import fetcher.cli as cli
+import fetcher.cli.main as cli
 def probe(*args, **kwargs):
     print("collector", gc.isenabled(), "frozen", gc.get_freeze_count() > 0, flush=True)
     return 0
@@ -317,7 +319,7 @@ def test_main_in_a_program_leaves_the_collector_alone(tmp_path: Path) -> None:
     # Only the command's own process turns the collector off and freezes start-up's objects.
     import gc
 
-    from fetcher.cli import main
+    from fetcher.cli.main import main
 
     frozen = gc.get_freeze_count()
     assert main(["file:///dev/null", "-o", str(tmp_path / "null")]) == 0

@@ -359,7 +359,7 @@ async def test_retrieval_requests_are_exactly_what_waissearch_sends() -> None:
 
 
 async def test_links_piped_into_bulk_retrieval(tmp_path: Path) -> None:
-    pytest.importorskip("fetcher.bulk")
+    pytest.importorskip("fetcher.cli.bulk")
     async with serving(WaisServer(databases())) as server:
         links = await cli("--links", f"{base(server)}/testdb?apple+orchards")
         assert links.returncode == 0

@@ -284,7 +284,7 @@ async def test_bulk_run_archives_every_url(http: HTTPTestServer, tmp_path: Path)
 
 
 def test_version_does_not_import_warcio() -> None:
-    code = "import sys; from fetcher.cli import main\ntry:\n main(['--version'])\nexcept SystemExit: pass\n"
+    code = "import sys; from fetcher.cli.main import main\ntry:\n main(['--version'])\nexcept SystemExit: pass\n"
     code += "print('warcio' in sys.modules, 'fetcher.archive' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
     assert done.stdout.strip().endswith(b"False False"), done

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import trio
 
-from fetcher.writeout import FIELDS
+from fetcher.cli.writeout import FIELDS
 from tests.conftest import ROOT, run_fetch
 from tests.servers.ftp_fake import FakeFtpServer, serving
 from tests.servers.http_server import HTTPTestServer, redirect

@@ -74,7 +74,7 @@ def cdx_text(
 
 def index_warc(path: Path) -> Iterator[str]:
     """The CDXJ lines of a WARC file's records, read back (what `--warc-cdx` writes while recording)."""
-    from .warcio_quiet import fsspec_hidden
+    from fetcher.archive.warcio_quiet import fsspec_hidden
 
     with fsspec_hidden():
         from warcio.archiveiterator import ArchiveIterator

@@ -24,8 +24,8 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from .gzip_members import crc32_combine, stored_blocks
-from .spool import Spool
+from fetcher.archive.gzip_members import crc32_combine, stored_blocks
+from fetcher.archive.spool import Spool
 
 #: zlib level of a record written in place while it streams: level 1 deflates
 #: text at several hundred MB/s, level 6 at a fraction of a network's speed.

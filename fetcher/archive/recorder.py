@@ -34,13 +34,13 @@ from typing import Any
 
 import anyio
 
-from .. import aio
-from .cdx import status_and_type
-from .gzip_members import SAMPLE, incompressible
-from .in_place import STREAM_GZIP_LEVEL, InPlace
-from .records import GZIP_LEVEL, RecordWriter, Seen, new_record_id, sha1_digest, warc_date
-from .spool import Sink, Spool
-from .tap import Capture
+from fetcher.archive.cdx import status_and_type
+from fetcher.archive.gzip_members import SAMPLE, incompressible
+from fetcher.archive.in_place import STREAM_GZIP_LEVEL, InPlace
+from fetcher.archive.records import GZIP_LEVEL, RecordWriter, Seen, new_record_id, sha1_digest, warc_date
+from fetcher.archive.spool import Sink, Spool
+from fetcher.archive.tap import Capture
+from fetcher.net import aio
 
 #: Captures up to this size are written in the event loop's thread; larger
 #: ones in a worker thread, so other transfers keep moving meanwhile.

@@ -31,12 +31,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .. import __version__
-from ..url import redact
-from .cdx import cdx_line, cdx_text, status_and_type
-from .gzip_members import SAMPLE, Member, StoredMember, incompressible
-from .spool import Spool
-from .warcio_quiet import fsspec_hidden
+from fetcher import __version__
+from fetcher.archive.cdx import cdx_line, cdx_text, status_and_type
+from fetcher.archive.gzip_members import SAMPLE, Member, StoredMember, incompressible
+from fetcher.archive.spool import Spool
+from fetcher.archive.warcio_quiet import fsspec_hidden
+from fetcher.url import redact
 
 with fsspec_hidden():  # (see fetcher.archive.warcio_quiet)
     from warcio.recordbuilder import RecordBuilder

@@ -207,7 +207,7 @@ class Spool:
         try:
             self.sink.write(batch)
         except OSError as error:
-            from ..errors import OutputError
+            from fetcher.errors import OutputError
 
             raise OutputError(
                 f"cannot write a payload for the WARC file: {error.strerror or error}",

@@ -33,10 +33,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from .spool import Sink, Spool
+from fetcher.archive.spool import Sink, Spool
 
 if TYPE_CHECKING:
-    from ..resource import Resource
+    from fetcher.resource import Resource
 
 #: Most bytes of dialogue kept per retrieval (an endless listing traced line
 #: by line must not grow without bound); past it the dialogue says so.

@@ -31,12 +31,12 @@ Dask is imported by this package only, and this package only with
 
 from __future__ import annotations
 
-from .driver import fetch_all
-from .executor import executor
-from .records import ClusterOutcome
-from .scheduler import connect, exit_now, parse_target
-from .shards import HOST_CHUNK
-from .ship import worker_settings
+from fetcher.cluster.driver import fetch_all
+from fetcher.cluster.executor import executor
+from fetcher.cluster.records import ClusterOutcome
+from fetcher.cluster.scheduler import connect, exit_now, parse_target
+from fetcher.cluster.shards import HOST_CHUNK
+from fetcher.cluster.ship import worker_settings
 
 __all__ = [
     "HOST_CHUNK",

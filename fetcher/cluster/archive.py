@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from ..url import parse_url
+from fetcher.url import parse_url
 
 #: A recorder installs a process-wide trace handler (fetcher.archive.tap.recording):
 #: a worker with several threads records one batch at a time.
@@ -62,7 +62,7 @@ class BatchArchive:
     """One run of one batch: its recorder, its staging directory, and the salvage of earlier runs."""
 
     def __init__(self, task: WarcTask, batch_id: str) -> None:
-        from ..archive.recorder import WarcRecorder
+        from fetcher.archive.recorder import WarcRecorder
 
         self.task = task
         self.final = Path(task.base).parent
@@ -91,7 +91,7 @@ class BatchArchive:
 
     @contextmanager
     def recording(self) -> Iterator[None]:
-        from ..archive.tap import recording
+        from fetcher.archive.tap import recording
 
         with _ONE_RECORDING, recording(self.recorder):
             yield
@@ -204,7 +204,7 @@ _FAN_IN = 128
 
 def _index_beside(warc: Path, folder: Path) -> None:
     """`warc`'s CDXJ lines, sorted, in folder/NAME.cdxj (whole or not at all: written aside, then renamed)."""
-    from ..archive.cdx import index_warc
+    from fetcher.archive.cdx import index_warc
 
     folder.mkdir(parents=True, exist_ok=True)
     part = folder / f"{warc.name}.cdxj.part"

@@ -22,20 +22,20 @@ from typing import Any
 import anyio
 import trio
 
-from .. import aio
-from ..batch import Outcomes, _as_async, _at_hand, host_key, outcomes_while
-from ..client import Outcome
-from ..errors import FetchError, UsageError
-from ..settings import Settings
-from ..url import URL, parse_url
-from . import scheduler
-from .archive import WarcTask, warc_task, write_index
-from .forkgate import GATES, ForkGate
-from .output import filesystem, is_url, remove_tree
-from .records import arrived, journaled
-from .shards import HOST_CHUNK, Item, Shards
-from .ship import Packer
-from .worker import run_batch_packed
+from fetcher.bulk.batch import Outcomes, _as_async, _at_hand, host_key, outcomes_while
+from fetcher.client import Outcome
+from fetcher.cluster import scheduler
+from fetcher.cluster.archive import WarcTask, warc_task, write_index
+from fetcher.cluster.forkgate import GATES, ForkGate
+from fetcher.cluster.output import filesystem, is_url, remove_tree
+from fetcher.cluster.records import arrived, journaled
+from fetcher.cluster.shards import HOST_CHUNK, Item, Shards
+from fetcher.cluster.ship import Packer
+from fetcher.cluster.worker import run_batch_packed
+from fetcher.errors import FetchError, UsageError
+from fetcher.net import aio
+from fetcher.settings import Settings
+from fetcher.url import URL, parse_url
 
 #: The driver takes in this many URLs (when they come at once, as from -i) before it cuts batches ...
 FEED_BATCH = 1000

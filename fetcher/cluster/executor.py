@@ -12,13 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..settings import Settings
-from ..text import mask_secrets
-from ..url import URL
-from .driver import fetch_all
-from .output import filesystem, is_url
-from .scheduler import import_dask, parse_target
+from fetcher.cluster.driver import fetch_all
+from fetcher.cluster.output import filesystem, is_url
+from fetcher.cluster.scheduler import import_dask, parse_target
+from fetcher.errors import UsageError
+from fetcher.settings import Settings
+from fetcher.text import mask_secrets
+from fetcher.url import URL
 
 
 def executor(args: Any, settings: Settings, client: Any = None) -> Callable[..., Any]:

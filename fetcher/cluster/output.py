@@ -1,6 +1,6 @@
 """Where a cluster run's files go: a shared directory, or an fsspec URL (`-d s3://bucket/prefix`).
 
-A worker's `Client` writes documents to local paths (`fetcher.sink`: `.part`,
+A worker's `Client` writes documents to local paths (`fetcher.disk.sink`: `.part`,
 then a rename).  For an fsspec output the worker gives it a staging
 directory of its own, and once a document is complete, streams it to the
 output in 1 MiB blocks and removes the staged copy:
@@ -28,10 +28,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..sink import Download
-from ..text import mask_secrets
-from ..url import URL
+from fetcher.disk.sink import Download
+from fetcher.errors import UsageError
+from fetcher.text import mask_secrets
+from fetcher.url import URL
 
 #: Bytes copied at a time from a staged file to the output.
 BLOCK = 1 << 20

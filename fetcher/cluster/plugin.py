@@ -10,7 +10,7 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from .worker import close_runner
+from fetcher.cluster.worker import close_runner
 
 
 class RunnerPlugin(WorkerPlugin):  # type: ignore[misc]

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..client import Outcome
-from ..errors import FetchError
-from ..sink import Download
-from ..url import URL
-from .output import Journal, journaled_download
-from .shards import Item
-from .ship import batch_id
-from .worker import Shipped, _pack_error, _unpack_error
+from fetcher.client import Outcome
+from fetcher.cluster.output import Journal, journaled_download
+from fetcher.cluster.shards import Item
+from fetcher.cluster.ship import batch_id
+from fetcher.cluster.worker import Shipped, _pack_error, _unpack_error
+from fetcher.disk.sink import Download
+from fetcher.errors import FetchError
+from fetcher.url import URL
 
 
 @dataclass

@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import UsageError
+from fetcher.errors import UsageError
 
 HINT = "give --cluster local, local:N or tcp://HOST:PORT (a running dask scheduler)"
 
@@ -125,7 +125,7 @@ def _start_local(distributed: Any, workers: int) -> tuple[Any, Callable[[bool], 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     import dask
 
-    from .plugin import RunnerPlugin
+    from fetcher.cluster.plugin import RunnerPlugin
 
     # The workers are forked from this process: the objects they inherit go to the
     # permanent generation first, so that the workers' collections leave the pages
@@ -180,7 +180,7 @@ def slots(dask: Any) -> int:
     """
     if dask in LOCAL:
         return LOCAL[dask]
-    from .plugin import RunnerPlugin
+    from fetcher.cluster.plugin import RunnerPlugin
 
     dask.register_plugin(RunnerPlugin())
     info = dask.scheduler_info()

@@ -12,8 +12,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..batch import host_key
-from ..url import URL
+from fetcher.bulk.batch import host_key
+from fetcher.url import URL
 
 #: URLs of one host in its first batch (later ones grow: see `Shards`).
 HOST_CHUNK = 50

@@ -14,11 +14,11 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..settings import Settings
-from .archive import WarcTask
-from .shards import Item
-from .worker import BatchTask
+from fetcher.cluster.archive import WarcTask
+from fetcher.cluster.shards import Item
+from fetcher.cluster.worker import BatchTask
+from fetcher.errors import UsageError
+from fetcher.settings import Settings
 
 
 def worker_settings(settings: Settings) -> Settings:

@@ -32,12 +32,12 @@ from typing import Any, NamedTuple
 
 import trio
 
-from ..client import Client, Outcome
-from ..errors import FetchError, OutputError
-from ..settings import Settings
-from ..sink import Download
-from ..url import URL, parse_url
-from .output import Journal, filesystem, journaled_download, parallel_uploads, upload
+from fetcher.client import Client, Outcome
+from fetcher.cluster.output import Journal, filesystem, journaled_download, parallel_uploads, upload
+from fetcher.disk.sink import Download
+from fetcher.errors import FetchError, OutputError
+from fetcher.settings import Settings
+from fetcher.url import URL, parse_url
 
 
 @dataclass
@@ -120,7 +120,7 @@ def run_batch(task: BatchTask) -> list[Shipped]:
     """
     if task.warc is None:
         return runner().run(task)
-    from .archive import BatchArchive
+    from fetcher.cluster.archive import BatchArchive
 
     with BatchArchive(task.warc, task.batch_id) as archive:
         return trio.run(_run_batch, task, archive, None)

@@ -29,10 +29,10 @@ this); anything unusual, valid or not, is decided by the careful route.
 
 from __future__ import annotations
 
-from .careful import unwrap
-from .fast import parse_url
-from .join import join
-from .values import (
+from fetcher.url.careful import unwrap
+from fetcher.url.fast import parse_url
+from fetcher.url.join import join
+from fetcher.url.values import (
     DEFAULT_PORTS,
     URL,
     FileURL,

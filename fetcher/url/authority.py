@@ -6,8 +6,8 @@ the scheme parsers (`parsers`) report them.
 
 from __future__ import annotations
 
-from ..errors import URLError
-from .grammar import PATTERNS
+from fetcher.errors import URLError
+from fetcher.url.grammar import PATTERNS
 
 
 def split_login(scheme: str, rest: str, path_starts: str = "/") -> tuple[str, str | None]:

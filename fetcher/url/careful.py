@@ -8,10 +8,10 @@ that text; `_parse_text` shifts them.
 
 from __future__ import annotations
 
-from ..errors import URLError
-from .grammar import PATTERNS, WHITESPACE
-from .parsers import PARSERS, parse_generic
-from .values import URL
+from fetcher.errors import URLError
+from fetcher.url.grammar import PATTERNS, WHITESPACE
+from fetcher.url.parsers import PARSERS, parse_generic
+from fetcher.url.values import URL
 
 
 def _unwrap_indexed(text: str) -> tuple[str, list[int]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import URLError
-from .values import (
+from fetcher.errors import URLError
+from fetcher.url.values import (
     DEFAULT_PORTS,
     URL,
     FileURL,

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..errors import URLError
-from .careful import parse_careful
-from .construct import _file, _ftp, _gopher, _http, _mailto, _news, _nntp, _prospero, _telnet, _wais
-from .values import URL
+from fetcher.errors import URLError
+from fetcher.url.careful import parse_careful
+from fetcher.url.construct import _file, _ftp, _gopher, _http, _mailto, _news, _nntp, _prospero, _telnet, _wais
+from fetcher.url.values import URL
 
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 

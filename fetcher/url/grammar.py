@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import LazyPatterns
+from fetcher.text import LazyPatterns
 
 # Labels are letter/digit runs joined by hyphens, so no label starts or ends
 # with "-"; the top label starts with a letter (RFC 1738 §3.1, §5).

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .careful import unwrap
-from .fast import parse_url
-from .grammar import PATTERNS
-from .values import URL
+from fetcher.url.careful import unwrap
+from fetcher.url.fast import parse_url
+from fetcher.url.grammar import PATTERNS
+from fetcher.url.values import URL
 
 
 def _split_relative(text: str) -> tuple[str | None, str | None, str, str | None, str | None, str | None]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import URLError
-from .authority import parse_hostport, parse_login, split_login
-from .construct import _file, _ftp, _gopher, _http, _mailto, _news, _nntp, _prospero, _telnet, _wais
-from .grammar import PATTERNS
-from .values import URL, GenericURL, _decode
+from fetcher.errors import URLError
+from fetcher.url.authority import parse_hostport, parse_login, split_login
+from fetcher.url.construct import _file, _ftp, _gopher, _http, _mailto, _news, _nntp, _prospero, _telnet, _wais
+from fetcher.url.grammar import PATTERNS
+from fetcher.url.values import URL, GenericURL, _decode
 
 _MAX_ARTICLE = 2**63 - 1
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote as _quote
 from urllib.parse import unquote as _unquote
 
-from ..text import mask_secrets
+from fetcher.text import mask_secrets
 
 DEFAULT_PORTS: dict[str, int] = {
     "ftp": 21,

@@ -5,6 +5,6 @@ ASCII line ends); `control` is the trio conversation on the control
 connection; `handler` turns URLs into resources and pools connections.
 """
 
-from .handler import Handler
+from schemes.ftp.handler import Handler
 
 __all__ = ["Handler"]

@@ -12,12 +12,11 @@ import ssl
 from collections.abc import Awaitable, Callable
 from typing import cast
 
-from fetcher import aio
 from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
-from fetcher.net import Connection, trace
+from fetcher.net import aio
+from fetcher.net.connection import Connection, trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
-
-from .replies import Reply, ReplyReader, command_line, error_for, parse_epsv, parse_pasv, parse_pwd
+from schemes.ftp.replies import Reply, ReplyReader, command_line, error_for, parse_epsv, parse_pasv, parse_pwd
 
 #: Replies to EPSV after which PASV is worth trying (not understood / not for this network).
 _EPSV_REFUSED = frozenset({500, 501, 502, 504, 522})

@@ -20,19 +20,18 @@ from typing import TYPE_CHECKING, TypeVar
 from fetcher.client import Session, _bulk_run, current_tap
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TooLarge, TransientError, UsageError
 from fetcher.mime import guess_type
-from fetcher.net import trace
+from fetcher.net.connection import trace
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.url import URL, FtpURL
-
-from .control import Control, StaleControl, transient_from
-from .data import AsciiDecoder, HeldEntries, LineBatches, NameParser
-from .listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
-from .replies import BadReply, Reply, announced_size, error_for, parse_mdtm, parse_pwd, parse_size
-from .retr import RetrBody, resume_problem
+from schemes.ftp.control import Control, StaleControl, transient_from
+from schemes.ftp.data import AsciiDecoder, HeldEntries, LineBatches, NameParser
+from schemes.ftp.listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
+from schemes.ftp.replies import BadReply, Reply, announced_size, error_for, parse_mdtm, parse_pwd, parse_size
+from schemes.ftp.retr import RetrBody, resume_problem
 
 if TYPE_CHECKING:
+    from fetcher.bulk.lanes import LaneWork
     from fetcher.client import Client
-    from fetcher.lanes import LaneWork
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"
@@ -89,15 +88,15 @@ class Handler:
     scheme = "ftp"
     default_port = 21
 
-    # -- the bulk lane (fetcher/lanes.py, lane.py): a kept control connection --------
+    # -- the bulk lane (fetcher/bulk/lanes.py, lane.py): a kept control connection --------
 
     def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
-        from . import lane
+        from schemes.ftp import lane
 
         return lane.lane_key(url, client, resume=resume)
 
     async def run_lane(self, work: LaneWork) -> None:
-        from . import lane
+        from schemes.ftp import lane
 
         await lane.run_lane(self, work)
 
@@ -206,7 +205,7 @@ class Handler:
         resolved path), which `link_refused` judges as it judges LIST's
         `name -> target`.  Nothing is listed before that.
         """
-        from fetcher.mirror import link_refused, normalize_path  # -r only: not on the path of a plain fetch
+        from fetcher.mirror.rules import link_refused, normalize_path  # -r only: not on the path of a plain fetch
 
         after = await self._working_directory(control)
         if after is None:

@@ -1,7 +1,7 @@
 """The FTP bulk lane: one logged-in control connection serves a host's URLs one after another.
 
 FTP cannot pipeline retrievals (each RETR needs its own data connection),
-so this lane (fetcher/lanes.py) saves what surrounds the protocol instead:
+so this lane (fetcher/bulk/lanes.py) saves what surrounds the protocol instead:
 a bulk run's task per URL, its Session, deadlines, Resource plumbing and
 the threaded writer of `save`.  Each URL runs through the handler's own
 `_operate` (CWD per segment, TYPE, the typecode guess, RETR, the length and
@@ -21,21 +21,19 @@ import logging
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
+from fetcher.bulk.lanes import admits, deliver
 from fetcher.client import Session
 from fetcher.errors import FetchError, ProtocolError
-from fetcher.lanes import admits, deliver
-from fetcher.net import current_budget
+from fetcher.net.connection import current_budget
 from fetcher.url import URL, FtpURL
-
-from .control import Control, StaleControl
-from .handler import choose_login
+from schemes.ftp.control import Control, StaleControl
+from schemes.ftp.handler import choose_login
 
 if TYPE_CHECKING:
+    from fetcher.bulk.lanes import LaneItem, LaneWork
     from fetcher.client import Client
-    from fetcher.lanes import LaneItem, LaneWork
     from fetcher.resource import Resource
-
-    from .handler import Handler, PoolKey
+    from schemes.ftp.handler import Handler, PoolKey
 
 trace = logging.getLogger("fetcher.trace")
 

@@ -6,6 +6,6 @@ attribute blocks), `ask` (ASK forms), `types` (item types).  `client` is
 the trio part and the `Handler`.
 """
 
-from .client import Handler
+from schemes.gopher.client import Handler
 
 __all__ = ["Handler"]

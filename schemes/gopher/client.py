@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Protocol
 from fetcher import guard
 from fetcher.client import Session, current_tap
 from fetcher.errors import LimitExceeded, ProtocolError, TooLarge, UsageError
-from fetcher.net import Connection
+from fetcher.net.connection import Connection
 from fetcher.resource import Advisory, Resource
 from fetcher.text import escape
 from fetcher.url import URL, GopherURL, TelnetURL, parse_url
-
-from . import ask as forms
-from .menu import MenuContext, MenuParser, parse_line
-from .plus import (
+from schemes.gopher import ask as forms
+from schemes.gopher.menu import MenuContext, MenuParser, parse_line
+from schemes.gopher.plus import (
     MAX_ERROR_TEXT,
     MAX_HEADER,
     Header,
@@ -36,14 +35,21 @@ from .plus import (
     parse_header,
     wanted_names,
 )
-from .request import request_bytes, split_request
-from .server_errors import ERROR_PEEK, error_for_message, error_only, error_reply, menu_warning, resembles_error
-from .text import DotTerminated, FinalDot
-from .types import MENU_VIEWS, content_type_for, item_type
+from schemes.gopher.request import request_bytes, split_request
+from schemes.gopher.server_errors import (
+    ERROR_PEEK,
+    error_for_message,
+    error_only,
+    error_reply,
+    menu_warning,
+    resembles_error,
+)
+from schemes.gopher.text import DotTerminated, FinalDot
+from schemes.gopher.types import MENU_VIEWS, content_type_for, item_type
 
 if TYPE_CHECKING:
+    from fetcher.bulk.lanes import LaneWork
     from fetcher.client import Client
-    from fetcher.lanes import LaneWork
 
 log = logging.getLogger("fetcher")
 
@@ -540,16 +546,16 @@ class Handler:
     scheme = "gopher"
     default_port = 70
 
-    # -- the bulk lane (fetcher/lanes.py): one connection per item anyway, so the
+    # -- the bulk lane (fetcher/bulk/lanes.py): one connection per item anyway, so the
     # lane only saves the task path's frame around each exchange.
 
     def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
-        from fetcher.lanes import sequential_key
+        from fetcher.bulk.lanes import sequential_key
 
         return sequential_key(url, client, resume=resume)
 
     async def run_lane(self, work: LaneWork) -> None:
-        from fetcher.lanes import run_sequential
+        from fetcher.bulk.lanes import run_sequential
 
         await run_sequential(work)
 

@@ -24,8 +24,7 @@ from fetcher.errors import LimitExceeded, UnsafeURL, URLError
 from fetcher.resource import Entry
 from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.url import URL, GopherURL, TelnetURL, parse_url
-
-from .types import item_type
+from schemes.gopher.types import item_type
 
 #: What one kept entry costs toward listing_bytes besides its strings (the Entry and its
 #: `extra` dict, about 700 bytes in fact): with it, a menu at the cap stays well

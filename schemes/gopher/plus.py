@@ -17,9 +17,8 @@ from typing import Any
 from fetcher.errors import FetchError, LimitExceeded, NotFound, ProtocolError, TransientError
 from fetcher.settings import DEFAULT_LIMITS
 from fetcher.text import escape
-
-from .ask import AskField, parse_ask_lines
-from .menu import MenuContext, decode_display, parse_line
+from schemes.gopher.ask import AskField, parse_ask_lines
+from schemes.gopher.menu import MenuContext, decode_display, parse_line
 
 MAX_HEADER = 64
 MAX_ERROR_TEXT = 64 * 1024

@@ -25,8 +25,7 @@ import re
 
 from fetcher.errors import AuthError, FetchError, NotFound, TransientError
 from fetcher.text import escape
-
-from .menu import MenuParser, decode_display
+from schemes.gopher.menu import MenuParser, decode_display
 
 #: How much of a reply may be held back to decide whether it is an error.
 ERROR_PEEK = 8 * 1024

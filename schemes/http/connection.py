@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 
 from fetcher.client import current_tap
 from fetcher.errors import ProtocolError, UnsafeURL
-from fetcher.net import Connection
+from fetcher.net.connection import Connection
 from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
-
-from .fasthead import HEAD_END, FastResponse, lean_request, parse_head
-from .reader import ReplyReader
-from .request import RequestHead
-from .response import mask_userinfo
+from schemes.http.fasthead import HEAD_END, FastResponse, lean_request, parse_head
+from schemes.http.reader import ReplyReader
+from schemes.http.request import RequestHead
+from schemes.http.response import mask_userinfo
 
 if TYPE_CHECKING:
     import h11
@@ -258,7 +257,7 @@ class HTTPConnection:
                 return
 
     async def _chunked_body(self) -> AsyncIterator[bytes]:
-        from .chunked import ChunkedReader  # a chunked reply only: a plain run never loads it (issue 17)
+        from schemes.http.chunked import ChunkedReader  # a chunked reply only: a plain run never loads it (issue 17)
 
         limits = self.reader.limits
         chunks = ChunkedReader(

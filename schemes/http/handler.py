@@ -22,18 +22,17 @@ from fetcher.guard import check_headers
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.text import escape
 from fetcher.url import URL, HttpURL, join
-
-from . import lane
-from . import response as rules
-from .connection import HTTPConnection
-from .decoding import Decoder, decoder_for
-from .fasthead import FastResponse
-from .proxy import choose_proxy
-from .request import ACCEPT_ENCODING, RequestHead, build_connect, build_request, origin_of, public
+from schemes.http import lane
+from schemes.http import response as rules
+from schemes.http.connection import HTTPConnection
+from schemes.http.decoding import Decoder, decoder_for
+from schemes.http.fasthead import FastResponse
+from schemes.http.proxy import choose_proxy
+from schemes.http.request import ACCEPT_ENCODING, RequestHead, build_connect, build_request, origin_of, public
 
 if TYPE_CHECKING:
+    from fetcher.bulk.lanes import LaneWork
     from fetcher.client import Client
-    from fetcher.lanes import LaneWork
 
 if TYPE_CHECKING:
     import h11
@@ -88,7 +87,7 @@ class Handler:
     scheme = "http"
     default_port = 80
 
-    # -- the bulk lane (fetcher/lanes.py, lane.py): pipelined plain GETs -------
+    # -- the bulk lane (fetcher/bulk/lanes.py, lane.py): pipelined plain GETs -------
 
     def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
         return lane.lane_key(url, client, resume=resume)
@@ -96,11 +95,11 @@ class Handler:
     async def run_lane(self, work: LaneWork) -> None:
         await lane.run_lane(work)
 
-    # -- --links and --json on a document (fetcher.render.links_listing) --------
+    # -- --links and --json on a document (fetcher.cli.render.links_listing) --------
 
     async def document_links(self, resource: Resource, *, max_links: int) -> list[Entry] | None:
         """An HTML page's links as listing entries; None for any other document."""
-        from .pagelinks import page_entries  # only --links/--json on a page
+        from schemes.http.pagelinks import page_entries  # only --links/--json on a page
 
         return await page_entries(resource, max_links=max_links)
 

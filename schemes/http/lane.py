@@ -1,6 +1,6 @@
 """The HTTP bulk lane: pipelined GETs of plain documents over kept-alive connections.
 
-A worker of fetcher/lanes.py keeps up to DEPTH requests in flight on one
+A worker of fetcher/bulk/lanes.py keeps up to DEPTH requests in flight on one
 HTTP/1.1 connection (RFC 9112 §9.3.2: a client may pipeline idempotent
 requests) and reads the replies in order from one buffer, so one read
 usually carries several small replies and the per-URL cost is parsing a
@@ -36,20 +36,19 @@ from typing import TYPE_CHECKING
 
 from fetcher import guard
 from fetcher.errors import FetchError, ProtocolError
-from fetcher.net import Connection, current_budget
+from fetcher.net.connection import Connection, current_budget
 from fetcher.url import URL, HttpURL
-
-from . import response as rules
-from .connection import HTTPConnection
-from .decoding import decoder_for
-from .fasthead import HEAD_END, lean_request, parse_head
-from .proxy import choose_proxy
-from .reader import FIELD_OVERHEAD, STATUS_OVERHEAD, ReplyReader
-from .request import build_request, origin_of
+from schemes.http import response as rules
+from schemes.http.connection import HTTPConnection
+from schemes.http.decoding import decoder_for
+from schemes.http.fasthead import HEAD_END, lean_request, parse_head
+from schemes.http.proxy import choose_proxy
+from schemes.http.reader import FIELD_OVERHEAD, STATUS_OVERHEAD, ReplyReader
+from schemes.http.request import build_request, origin_of
 
 if TYPE_CHECKING:
+    from fetcher.bulk.lanes import LaneItem, LaneWork
     from fetcher.client import Client
-    from fetcher.lanes import LaneItem, LaneWork
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -83,7 +82,7 @@ def _request_tail(url: HttpURL, client: Client) -> bytes | None:
 
 def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     """The origin, when `url` may take the lane (see the module docstring); else None."""
-    from fetcher.lanes import admits  # bulk runs only; the lanes module is not loaded for one fetch
+    from fetcher.bulk.lanes import admits  # bulk runs only; the lanes module is not loaded for one fetch
     if (
         not client.settings.pipeline
         or not isinstance(url, HttpURL)
@@ -311,7 +310,7 @@ class _Lane:
         if body is None:
             return
         if status in rules.REDIRECTS and client.settings.follow_redirects:
-            from .handler import redirect_target
+            from schemes.http.handler import redirect_target
 
             try:
                 target = redirect_target(url, status, fields.location)
@@ -322,7 +321,7 @@ class _Lane:
             return
         headers = rules.decode_headers(reply.headers)
         if status in rules.REDIRECTS:
-            from .handler import _not_followed
+            from schemes.http.handler import _not_followed
 
             failure: FetchError = _not_followed(url, status, reply.reason.decode("latin-1"), fields.location)
         else:

@@ -1,7 +1,7 @@
 """The links of an HTML page as listing entries: what `fetch --links` and `--json` show of a page.
 
 A page is what a listing is to FTP or Gopher: a list of places to go next.
-`Handler.document_links` (the hook fetcher.render asks for) reads the page
+`Handler.document_links` (the hook fetcher.cli.render asks for) reads the page
 as it streams, through the same `LinkParser` that `-r` uses, and gives one
 `Entry` per distinct link, resolved against `<base href>` or the page's URL,
 without its fragment: absolute URLs that `fetch -i -` takes as they are.
@@ -13,9 +13,8 @@ import codecs
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
+from fetcher.mirror.links import LinkParser
 from fetcher.resource import Entry
-
-from .links import LinkParser
 
 if TYPE_CHECKING:
     from fetcher.resource import Resource

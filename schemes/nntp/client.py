@@ -1,7 +1,7 @@
 """The NNTP conversation on trio: connect, greet, log in, ask, stream; pool what is idle.
 
 Parsing lives in `responses` and `overview`; this module only moves bytes
-between a `fetcher.net.Connection` and those pure functions, and keeps
+between a `fetcher.net.connection.Connection` and those pure functions, and keeps
 track of whether a conversation is in step (so it can go back to the pool).
 """
 
@@ -13,10 +13,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Container
 import anyio
 
 from fetcher.errors import AuthError, ProtocolError, UsageError
-from fetcher.net import Connection, trace
+from fetcher.net.connection import Connection, trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
-
-from .responses import (
+from schemes.nntp.responses import (
     BlockLimit,
     BodyDecoder,
     Reply,

@@ -17,14 +17,13 @@ from functools import partial
 
 from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
-from fetcher.net import Connection, trace
+from fetcher.net.connection import Connection, trace
 from fetcher.resource import Closer, Entry, Resource
 from fetcher.settings import Limits
 from fetcher.text import escape, safe_filename
 from fetcher.url import URL, NewsURL, NntpURL, parse_url
-
-from .client import Login, NntpSession, StaleSession, open_session, parse_server
-from .overview import (
+from schemes.nntp.client import Login, NntpSession, StaleSession, open_session, parse_server
+from schemes.nntp.overview import (
     Overview,
     article_window,
     older_note,
@@ -33,7 +32,7 @@ from .overview import (
     parse_headers,
     parse_overview,
 )
-from .responses import BadReply, BlockLimit, command, message_id_argument, parse_article_status, parse_group
+from schemes.nntp.responses import BadReply, BlockLimit, command, message_id_argument, parse_article_status, parse_group
 
 log = logging.getLogger("fetcher")
 

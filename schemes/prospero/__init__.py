@@ -5,6 +5,6 @@ protocol) and `access` (access methods to URLs) are pure; `transport` moves
 datagrams over trio; `handler` turns URLs into resources.
 """
 
-from .handler import Handler
+from schemes.prospero.handler import Handler
 
 __all__ = ["Handler"]

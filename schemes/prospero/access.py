@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from fetcher.errors import FetchError, ProtocolError
 from fetcher.url import URL, FtpURL, GopherURL, ProsperoURL, TelnetURL, WaisURL, parse_url
-
-from .protocol import Link, split_host
+from schemes.prospero.protocol import Link, split_host
 
 CONTENTS = "PROSPERO-CONTENTS"
 _TYPECODES = {"BINARY": "i", "TEXT": "a", "DIRECTORY": "d"}

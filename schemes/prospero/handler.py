@@ -30,8 +30,7 @@ from fetcher.guard import check_port
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.text import escape
 from fetcher.url import URL, ProsperoURL
-
-from . import access, ardp, protocol, transport
+from schemes.prospero import access, ardp, protocol, transport
 
 if TYPE_CHECKING:
     from fetcher.client import Session

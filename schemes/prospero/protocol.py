@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 from fetcher.errors import LimitExceeded, ProtocolError, URLError
 from fetcher.url import to_bytes
-
-from .reply import (
+from schemes.prospero.reply import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_ENTRIES,
     DEFAULT_MAX_LINE,

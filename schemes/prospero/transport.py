@@ -31,9 +31,8 @@ import anyio.lowlevel
 
 from fetcher.errors import ConnectError
 from fetcher.guard import Policy, check_port
-
-from . import ardp
-from .reply import Reply, ReplyReader
+from schemes.prospero import ardp
+from schemes.prospero.reply import Reply, ReplyReader
 
 trace = logging.getLogger("fetcher.trace")
 MAX_DATAGRAM = 65535

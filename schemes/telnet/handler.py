@@ -37,7 +37,7 @@ class Handler:
         assert isinstance(url, TelnetURL)
         if not session.settings.interactive:
             return Resource(url, "advisory", advisory=advisory(url))
-        from .session import run_interactive
+        from schemes.telnet.session import run_interactive
 
         result = await run_interactive(url, session)
         return Resource(

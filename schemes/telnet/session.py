@@ -37,11 +37,10 @@ import trio
 
 from fetcher.client import Session
 from fetcher.errors import FetchError, Interrupted, ProtocolError, Timeout, UsageError
-from fetcher.net import Connection
+from fetcher.net.connection import Connection
 from fetcher.text import escape
 from fetcher.url import TelnetURL
-
-from .protocol import NAWS, TelnetProtocol
+from schemes.telnet.protocol import NAWS, TelnetProtocol
 
 #: Ctrl-], the key that ends a session on a terminal (telnet's escape character).
 ESCAPE = 0x1D

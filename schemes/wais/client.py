@@ -22,12 +22,11 @@ from typing import TypeVar
 from fetcher import guard
 from fetcher.client import Client, Session
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, URLError, UsageError
-from fetcher.net import Connection, trace
+from fetcher.net.connection import Connection, trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 from fetcher.url import WaisURL, parse_url
-
-from .codec import (
+from schemes.wais.codec import (
     DEFAULT_MESSAGE_SIZE,
     HEADER_SIZE,
     Diagnostic,

@@ -15,13 +15,12 @@ from collections.abc import AsyncIterator
 
 from fetcher.client import Session
 from fetcher.errors import ProtocolError, URLError, UsageError
-from fetcher.net import trace
+from fetcher.net.connection import trace
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.text import escape
 from fetcher.url import URL, WaisURL
-
-from .client import Hit, WaisAssociation, raise_for, release, run, search_database
-from .codec import (
+from schemes.wais.client import Hit, WaisAssociation, raise_for, release, run, search_database
+from schemes.wais.codec import (
     Diagnostic,
     DocID,
     Retrieval,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.cli import build_parser, main, settings_from_args
+from fetcher.cli.main import build_parser, main, settings_from_args
 from tests.conftest import ROOT, read_pty, run_fetch
 from tests.servers.common import serving
 from tests.servers.gopher import GopherServer
@@ -136,7 +136,7 @@ def test_fetch_piped_into_head_on_a_terminal_ends_quietly(tmp_path: Path) -> Non
 
 
 async def test_recursion_stops_at_the_frontier_and_page_caps(tmp_path: Path) -> None:
-    from fetcher.bulk import run_bulk
+    from fetcher.cli.bulk import run_bulk
 
     server = GopherServer()
     async with serving(server):
@@ -163,7 +163,7 @@ async def test_recursion_stops_at_the_frontier_and_page_caps(tmp_path: Path) -> 
 def test_the_cap_note_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import trio
 
-    from fetcher.bulk import run_bulk
+    from fetcher.cli.bulk import run_bulk
 
     (tmp_path / "src").mkdir()
     for i in range(20):

@@ -23,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fetcher.cli import build_parser, main, settings_from_args
-from fetcher.layout import PATH_MAX, Layout, load_done
-from fetcher.sink import Directories
+from fetcher.cli.layout import PATH_MAX, Layout, load_done
+from fetcher.cli.main import build_parser, main, settings_from_args
+from fetcher.disk.sink import Directories
 from fetcher.text import NAME_MAX, fit_name, safe_filename
 from fetcher.url import parse_url
 from tests.conftest import run_fetch
@@ -134,7 +134,7 @@ async def test_a_symlinked_directory_inside_the_output_tree_is_refused(tmp_path:
         base = f"gopher://{server.host}:{server.port}/0"
         args = build_parser().parse_args(["--layout", "tree", "-d", str(out), "--manifest", str(manifest),
                                           "--no-progress", f"{base}/sub/a.txt", f"{base}/b.txt"])  # fmt: skip
-        from fetcher.bulk import run_bulk
+        from fetcher.cli.bulk import run_bulk
 
         assert await run_bulk(args, settings_from_args(args)) == 1
     assert list(elsewhere.iterdir()) == []
@@ -219,7 +219,7 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     except OSError:  # no mount(8) here
         mounted = False
     if not mounted:
-        import fetcher.sink
+        import fetcher.disk.sink
 
         real_fdopen = os.fdopen
 
@@ -244,7 +244,7 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
             raw = real_fdopen(fd, mode, *args)  # type: ignore[call-overload]
             return Full(raw) if "w" in mode or "+" in mode else raw
 
-        monkeypatch.setattr(fetcher.sink.os, "fdopen", fdopen)
+        monkeypatch.setattr(fetcher.disk.sink.os, "fdopen", fdopen)
     try:
         yield where
     finally:
@@ -306,7 +306,7 @@ def test_equal_names_are_numbered_in_linear_time() -> None:
     # mark, which the RSS budget tests of tests/hostile see through their children.
     script = """
 from pathlib import Path
-from fetcher.layout import Layout
+from fetcher.cli.layout import Layout
 from fetcher.url import parse_url
 layout = Layout(Path("out"), "flat")
 names = [layout.document(parse_url(f"http://h{i}.example/same.txt")).name for i in range(20_000)]
@@ -340,7 +340,7 @@ async def test_a_mirror_with_x_and_x_slash_y_and_a_very_deep_path(tmp_path: Path
         manifest = tmp_path / "m.jsonl"
         argv = ["--layout", "tree", "-d", str(out), "--manifest", str(manifest), "-j", "1", "--no-progress"]
         args = build_parser().parse_args([*argv, f"{base}/x", f"{base}/x/y", base + deep.decode()])
-        from fetcher.bulk import run_bulk
+        from fetcher.cli.bulk import run_bulk
 
         assert await run_bulk(args, settings_from_args(args)) == 0
     site = out / f"gopher_{server.host}_{server.port}"
@@ -468,7 +468,7 @@ def test_flat_names_take_the_short_way_to_the_same_paths(steps: list[tuple[str, 
 def test_inspect_target_names_what_is_there_following_symlinks(tmp_path: Path) -> None:
     # The check before a rename: a planted directory, FIFO or symlink to one is seen as such;
     # only a name with nothing behind it (nothing at all, or a dangling symlink) is "missing".
-    from fetcher.sink import inspect_target
+    from fetcher.disk.sink import inspect_target
 
     (tmp_path / "file").write_bytes(b"x")
     (tmp_path / "dir").mkdir()
@@ -498,7 +498,7 @@ def test_a_small_body_survives_short_writes(
 ) -> None:
     # write(2) may take fewer bytes than asked (a signal, a nearly full disk): the rest follows,
     # and only the whole body is renamed into place.
-    from fetcher.sink import BodyWriter
+    from fetcher.disk.sink import BodyWriter
 
     real_write = os.write
     calls = []
@@ -523,7 +523,7 @@ def test_a_small_body_survives_short_writes(
 @pytest.fixture(params=[True, False], ids=["renameat2", "check-then-replace"])
 def rename_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test of the rename into place runs with renameat2 and with the check-then-replace fallback."""
-    import fetcher.sink as sink
+    import fetcher.disk.sink as sink
 
     if not request.param:
         monkeypatch.setattr(sink, "_renameat2", False)
@@ -535,8 +535,8 @@ def test_a_small_body_goes_only_where_a_file_may_be(
     # A small body is renamed into place only if nothing is at the target (RENAME_NOREPLACE, one
     # atomic call) or after the target check (where that call is missing): an old file or a dangling
     # symlink is replaced, a directory or a FIFO is refused and no .part is left beside it.
+    from fetcher.disk.sink import BodyWriter
     from fetcher.errors import OutputError
-    from fetcher.sink import BodyWriter
 
     (tmp_path / "old").write_bytes(b"old")
     (tmp_path / "dir").mkdir()
@@ -579,9 +579,9 @@ def test_a_file_system_that_refuses_renameat2(
     # Any other failure is the user's error, named as every write failure is.
     import ctypes
 
-    import fetcher.sink as sink
+    import fetcher.disk.sink as sink
+    from fetcher.disk.sink import BodyWriter
     from fetcher.errors import OutputError
-    from fetcher.sink import BodyWriter
 
     def refusing(*args: object) -> int:
         ctypes.set_errno(code)
@@ -603,8 +603,8 @@ def test_a_directory_swapped_for_a_symlink_during_a_run_does_not_redirect_writes
     # A bulk run opens each directory it writes into once (Directories): a directory replaced by
     # a symlink after it was made and checked does not take the next file elsewhere; a removed
     # one fails the write (exit 9), and nothing is written anywhere.
+    from fetcher.disk.sink import BodyWriter, Directories
     from fetcher.errors import OutputError
-    from fetcher.sink import BodyWriter, Directories
 
     out, other = tmp_path / "out", tmp_path / "other"
     out.mkdir()
@@ -639,8 +639,8 @@ def test_a_small_body_that_cannot_be_created_is_an_output_error(
 ) -> None:
     # Creating the .part failed (its directory is gone, no descriptor left): the URL's exit-9
     # error, not an OSError that ends the whole run with a traceback.
+    from fetcher.disk.sink import BodyWriter
     from fetcher.errors import OutputError
-    from fetcher.sink import BodyWriter
 
     writer = BodyWriter(parse_url("http://example.org/a"), tmp_path / "gone" / "a", None, directories=directories)
     writer.write(b"x")
@@ -663,7 +663,7 @@ def test_a_small_body_that_cannot_be_created_is_an_output_error(
 
 
 def test_open_directories_are_capped_and_closed(tmp_path: Path) -> None:
-    from fetcher.sink import BodyWriter, Directories
+    from fetcher.disk.sink import BodyWriter, Directories
 
     def open_here() -> int:
         """Descriptors of this process open on a directory below tmp_path (other threads' do not count)."""
@@ -691,8 +691,8 @@ def test_what_appears_at_the_name_during_a_transfer_is_not_replaced(tmp_path: Pa
     # A streamed body's target is checked before the first byte; something planted there while
     # the bytes arrive (a FIFO, a directory) is not renamed over at the end: the whole body stays
     # in .part.  A regular file that appears is replaced, as an old file is.
+    from fetcher.disk.sink import SMALL_BODY, BodyWriter
     from fetcher.errors import OutputError
-    from fetcher.sink import SMALL_BODY, BodyWriter
 
     body = os.urandom(SMALL_BODY + 1000)
     planted = {"fifo": lambda path: os.mkfifo(path), "dir": lambda path: path.mkdir(),

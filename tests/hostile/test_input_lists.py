@@ -19,7 +19,7 @@ from pathlib import Path
 
 import trio
 
-from fetcher.inputs import MAX_LINE, RUNAWAY, WRAP_LINES, BadLine, read_url_lines
+from fetcher.cli.inputs import MAX_LINE, RUNAWAY, WRAP_LINES, BadLine, read_url_lines
 from tests.conftest import ROOT
 from tests.servers.http_server import HTTPTestServer
 

@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fetcher.cli import main
-from fetcher.render import listing_json, listing_table
+from fetcher.cli.main import main
+from fetcher.cli.render import listing_json, listing_table
 from fetcher.resource import Entry
 from fetcher.text import TerminalText, escape, escape_bytes, mask_secrets, safe_text
 from tests.conftest import ROOT, read_pty
@@ -148,7 +148,7 @@ def test_bulk_retry_lines_are_escaped_and_masked(
 
 
 def test_progress_lines_are_escaped_and_masked(capsys: pytest.CaptureFixture[str]) -> None:
-    from fetcher.progress import NoProgress
+    from fetcher.cli.progress import NoProgress
 
     NoProgress().log("fetch: ftp://u:pw@h/\x1b[31mred\u202e: failed")
     assert capsys.readouterr().err == "fetch: ftp://u:***@h/\\x1b[31mred\\u202e: failed\n"

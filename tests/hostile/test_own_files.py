@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.reserved import Reserved
+from fetcher.disk.reserved import Reserved
 from tests.conftest import run_fetch
 from tests.hostile.checks import one_error_line
 from tests.hostile.names_hostile import naming_server
@@ -118,6 +118,7 @@ def test_a_document_is_not_renamed_onto_the_runs_own_file_by_another_spelling(tm
 
 
 def test_the_etag_store_name_is_the_one_etags_writes() -> None:
-    from fetcher import etags, reserved
+    from fetcher.disk import reserved
+    from fetcher.mirror import etags
 
     assert reserved._ETAG_STORE == etags.STATE_NAME

@@ -9,8 +9,7 @@ diagnostics, `docid` the DocID and its URL form.  No I/O anywhere.
 from __future__ import annotations
 
 from fetcher.errors import LimitExceeded
-
-from .apdu import (
+from schemes.wais.codec.apdu import (
     DEFAULT_MESSAGE_SIZE,
     INIT,
     INIT_RESPONSE,
@@ -26,10 +25,10 @@ from .apdu import (
     retrieval_search,
     word_search,
 )
-from .docid import DocID, docid_from_string, docid_to_string, freewais_docid, media_type, split_wpath
-from .query import Operator, QueryItem, Retrieval, Term, parse_retrievals, retrieval_query
-from .response import Diagnostic, DocumentHeader, DocumentText, SearchResponse
-from .wire import (
+from schemes.wais.codec.docid import DocID, docid_from_string, docid_to_string, freewais_docid, media_type, split_wpath
+from schemes.wais.codec.query import Operator, QueryItem, Retrieval, Term, parse_retrievals, retrieval_query
+from schemes.wais.codec.response import Diagnostic, DocumentHeader, DocumentText, SearchResponse
+from schemes.wais.codec.wire import (
     DEFAULT_MAX_APDU,
     DEFAULT_MAX_FIELD,
     DEFAULT_MAX_RECORDS,

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from fetcher.errors import LimitExceeded
-
-from .apdu import (
+from schemes.wais.codec.apdu import (
     SEARCH_RESPONSE,
     T_DIAGNOSTIC,
     T_DOCUMENT_ID,
@@ -24,7 +23,7 @@ from .apdu import (
     frame,
     open_apdu,
 )
-from .wire import (
+from schemes.wais.codec.wire import (
     DEFAULT_MAX_FIELD,
     DEFAULT_MAX_RECORDS,
     Reader,

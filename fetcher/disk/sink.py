@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import aio
-from .errors import OutputError, ProtocolError
-from .resource import Resource
-from .text import TerminalText
-from .url import URL
+from fetcher.errors import OutputError, ProtocolError
+from fetcher.net import aio
+from fetcher.resource import Resource
+from fetcher.text import TerminalText
+from fetcher.url import URL
 
 #: Bodies up to this size are buffered and written with a single thread hop.
 SMALL_BODY = 1 << 20
@@ -135,11 +135,11 @@ class _PartFile:
         self.start = start
         self.digest = digest
         self.in_place = in_place
-        #: The user typed the target (-o): it may be one of the run's own files (see fetcher.reserved).
+        #: The user typed the target (-o): it may be one of the run's own files (see fetcher.disk.reserved).
         self.user_named = user_named
         self.sink: IO[bytes] | None = None
         self.terminal: TerminalText | None = None
-        #: The response whose validators are kept beside a `.part` left for -C (fetcher/resume.py).
+        #: The response whose validators are kept beside a `.part` left for -C (fetcher/disk/resume.py).
         self.source = source
         #: A record may lie beside `.part` (this transfer resumed, or kept it): removed with it.
         self.recorded = resumed
@@ -158,7 +158,7 @@ class _PartFile:
 
     def _keep_record(self) -> None:
         """What the response said about its document, beside the `.part` a -C may continue."""
-        from . import resume
+        from fetcher.disk import resume
 
         assert self.source is not None
         if self.start and os.path.lexists(resume.record_path(self.partial)):
@@ -268,7 +268,7 @@ class _PartFile:
         except OSError as error:
             raise output_error(error, target) from None
         if self.recorded:
-            from .resume import forget
+            from fetcher.disk.resume import forget
 
             forget(self.partial)
 
@@ -314,8 +314,8 @@ def _create_exclusive(partial: Path | str, at: At | None = None) -> int:
 
 
 def _forget_record(partial: str | Path, directory: int | None) -> None:
-    """The validators kept for an earlier `.part` (fetcher/resume.py) go with it."""
-    from .resume import record_path
+    """The validators kept for an earlier `.part` (fetcher/disk/resume.py) go with it."""
+    from fetcher.disk.resume import record_path
 
     try:
         os.unlink(record_path(partial), dir_fd=directory)
@@ -372,7 +372,7 @@ def _into_place(partial: str, target: Path, at: At | None = None, *, check_reser
     Something at `target` (an old version, or what appeared during the
     transfer) is checked first: a directory or a special file is refused
     (OutputError) and `partial` stays, and so is one of the running
-    command's own files (its manifest, input list, ...: `fetcher.reserved`)
+    command's own files (its manifest, input list, ...: `fetcher.disk.reserved`)
     unless `check_reserved` is False (the user typed the name with -o).
     Other failures are OSErrors.  With `at`, both names are looked up in
     that directory (`Directories`).
@@ -393,7 +393,7 @@ def into_place(source: str, target: Path) -> None:
 
 def _refuse_own_file(name: str, directory: int | None, target: Path) -> None:
     """The file at `name` is one of the run's own (by device and inode, however it is spelled): refused."""
-    from .reserved import owned_by_run
+    from fetcher.disk.reserved import owned_by_run
 
     try:
         info = os.stat(name, dir_fd=directory, follow_symlinks=False)
@@ -470,7 +470,7 @@ class Directories:
 class BodyWriter:
     """A document written synchronously as its bytes arrive, under the rules of `save`.
 
-    For the bulk lane (fetcher/lanes.py), whose worker reads many small
+    For the bulk lane (fetcher/bulk/lanes.py), whose worker reads many small
     replies back to back: a body is kept in memory up to SMALL_BODY and
     written with one open, write, rename; a larger one goes through the
     `.part` file as it arrives.  `.part` is created with O_EXCL|O_NOFOLLOW

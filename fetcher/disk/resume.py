@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .resource import Resource
+    from fetcher.resource import Resource
 
 #: Appended to the `.part` file's name: `NAME.part.resume`.
 SUFFIX = ".resume"
@@ -63,7 +63,7 @@ class Validators:
     def of(cls, resource: Resource) -> Validators:
         """What a response says about its document.  A content-coded body's ETag names the coded
         bytes, not the decoded ones the `.part` holds (a resume asks for identity): not kept."""
-        from .etags import valid_tag  # etags loads json: only a transfer that records needs it
+        from fetcher.mirror.etags import valid_tag  # etags loads json: only a transfer that records needs it
 
         coded = bool(resource.metadata.get("content_encoding"))
         return cls(
@@ -168,7 +168,7 @@ def recorded(partial: Path | str) -> Validators | None:
         data = None
     if not isinstance(data, dict):
         return None
-    from .etags import valid_tag
+    from fetcher.mirror.etags import valid_tag
 
     found = Validators(etag=valid_tag(data.get("etag")), modified=_count(data.get("modified")),
                        length=_count(data.get("length")))  # fmt: skip

@@ -18,8 +18,8 @@ import argparse
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 
-from . import aio
-from .errors import UsageError
+from fetcher.errors import UsageError
+from fetcher.net import aio
 
 #: Options that make a bulk run save files and write records of them: a directory is required.
 _SAVING = (("recursive", "-r"), ("manifest", "--manifest"), ("skip_done", "--skip-done"), ("cluster", "--cluster"))
@@ -59,8 +59,8 @@ class InputURLs:
         self._sources: list[Iterator[str]] = []
         self._close: Callable[[], None] | None = None
         if args.input_file:
-            from .bulk import Inputs
-            from .inputs import read_url_lines
+            from fetcher.cli.bulk import Inputs
+            from fetcher.cli.inputs import read_url_lines
 
             # Opened now (a missing file is exit 2); stdin is read line by line below, not up front.
             inputs = Inputs(argparse.Namespace(urls=[], input_file=args.input_file), streamed=True)

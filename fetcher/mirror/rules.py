@@ -9,7 +9,7 @@ retrieve; nothing here speaks a protocol.
   lies at or below the directory a start URL named, on the same origin
   (scheme, host and port; paths are compared after resolving `.` and `..`,
   so a listing's `..` or a menu item pointing up never climbs, and a
-  percent-encoded dot segment is refused: fetcher.scope).  `--parent`
+  percent-encoded dot segment is refused: fetcher.mirror.scope).  `--parent`
   lifts the rule.  A link to another port of a start host is reported and
   not followed; `--span-hosts` is the only way off the start origins.
 - Loops: an FTP or file: symlink whose target is the directory being listed
@@ -23,7 +23,7 @@ retrieve; nothing here speaks a protocol.
 - Timestamping (-N): a file whose listing gives size and time is not
   transferred when the local copy has that size and is not older; saved
   files get the server's time.  HTTP asks with If-Modified-Since and, for a
-  file saved with an ETag (kept in `DIR/.fetch-etags.jsonl`, fetcher.etags),
+  file saved with an ETag (kept in `DIR/.fetch-etags.jsonl`, fetcher.mirror.etags),
   If-None-Match; a 304 is "unchanged", and a page answered so is read
   again from the local copy (its type kept in the same state file, else
   sniffed), so what it links to is checked too.
@@ -44,10 +44,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin
 
-from .errors import FetchError, LimitExceeded
-from .etags import EtagStore
-from .resource import Entry
-from .scope import (
+from fetcher.errors import FetchError, LimitExceeded
+from fetcher.mirror.etags import EtagStore
+from fetcher.mirror.scope import (
     Origin,
     Scope,
     encoded_climb,
@@ -59,7 +58,8 @@ from .scope import (
     place,
     scope_of,
 )
-from .url import URL
+from fetcher.resource import Entry
+from fetcher.url import URL
 
 __all__ = ["Mirror", "is_html", "link_refused", "normalize_path", "page_links"]
 
@@ -441,7 +441,7 @@ def page_links(path: Path, page_url: str, content_type: str | None, *, max_links
 
     Returns the links and a note when the page had more links than `max_links` (those found first are kept).
     """
-    from schemes.http.links import LinkParser  # the pure HTML part lives with HTTP
+    from fetcher.mirror.links import LinkParser  # the pure HTML part lives with HTTP
 
     charset = "utf-8"
     for part in (content_type or "").split(";")[1:]:

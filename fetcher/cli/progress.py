@@ -75,7 +75,7 @@ class NoProgress:
         """The last URL of a growing run has been added (-i - reached the end of stdin)."""
 
     def log(self, text: str) -> None:
-        from .text import safe_text
+        from fetcher.text import safe_text
 
         sys.stderr.write(safe_text(text) + "\n")
 
@@ -145,13 +145,13 @@ class RichProgress(NoProgress):
             self._progress.update(self._urls, total=self.added)
 
     def log(self, text: str) -> None:
-        from .text import safe_text
+        from fetcher.text import safe_text
 
         self._progress.console.print(safe_text(text), markup=False, highlight=False, soft_wrap=True)
 
     def columns(self, task: Any) -> str:
         """Everything after the bar, as plain text (the rendering is tested on a pty)."""
-        from .units import binary, binary_rate
+        from fetcher.cli.units import binary, binary_rate
 
         done = int(task.completed)
         total = max(self.added, self.expected)

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote  # already loaded by pathlib
 
-from .resource import Advisory, Entry, Resource
-from .text import escape, mask_secrets, safe_filename
-from .url import URL, FileURL, FtpURL, GenericURL, GopherURL, HttpURL, NntpURL, ProsperoURL, WaisURL
+from fetcher.resource import Advisory, Entry, Resource
+from fetcher.text import escape, mask_secrets, safe_filename
+from fetcher.url import URL, FileURL, FtpURL, GenericURL, GopherURL, HttpURL, NntpURL, ProsperoURL, WaisURL
 
 
 def _size(size: int | None) -> str:
@@ -224,8 +224,8 @@ async def links_listing(resource: Resource, *, max_links: int, option: str) -> R
     a scheme without the hook) is a usage error, rather than its bytes where
     a list of URLs was asked for.
     """
-    from .errors import UsageError
-    from .registry import get_handler
+    from fetcher.errors import UsageError
+    from fetcher.registry import get_handler
 
     hook = getattr(get_handler(resource.url.scheme), "document_links", None)
     entries = await hook(resource, max_links=max_links) if hook is not None else None
@@ -240,7 +240,7 @@ async def links_listing(resource: Resource, *, max_links: int, option: str) -> R
 
 def _handler_name(url: URL) -> str | None:
     """The name a handler derives from a URL (`Handler.local_name`), if it has that hook."""
-    from .registry import get_handler
+    from fetcher.registry import get_handler
 
     hook = getattr(get_handler(url.scheme), "local_name", None)
     name = hook(url) if hook is not None else None

@@ -110,7 +110,7 @@ def facts(
     found.exit_code = exit_code if exit_code is not None else (error.exit_code if error is not None else 0)
     if peers:
         if where is None:
-            from .url import parse_url
+            from fetcher.url import parse_url
 
             try:
                 where = parse_url(found.effective or url)
@@ -123,7 +123,7 @@ def facts(
 
 def values(found: Facts) -> dict[str, Any]:
     """Field -> value (str, int or float), passwords masked; server text as it came (escaped when printed)."""
-    from .url import redact
+    from fetcher.url import redact
 
     speed = int(found.size / found.seconds) if found.seconds > 0 else 0
     ip, port = found.remote if found.remote is not None else ("", 0)
@@ -148,7 +148,7 @@ def values(found: Facts) -> dict[str, Any]:
 
 def render(template: str, found: Facts) -> str:
     """The template with its fields filled in (control characters of text fields escaped)."""
-    from .text import safe_text
+    from fetcher.text import safe_text
 
     table = values(found)
 

@@ -28,17 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from . import aio, guard
-from .client import Fetched, Outcome
-from .errors import FetchError
-from .registry import get_handler
-from .sink import BodyWriter, Directories, check_length
-from .url import URL
+from fetcher import guard
+from fetcher.client import Fetched, Outcome
+from fetcher.disk.sink import BodyWriter, Directories, check_length
+from fetcher.errors import FetchError
+from fetcher.net import aio
+from fetcher.registry import get_handler
+from fetcher.url import URL
 
 if TYPE_CHECKING:
-    from .client import Client
-    from .resource import Resource
-    from .sink import Download
+    from fetcher.client import Client
+    from fetcher.disk.sink import Download
+    from fetcher.resource import Resource
 
 #: Queued lane URLs (all keys together) before the feeder waits: bounds memory
 #: on a streamed list of millions while keeping every worker's pipe full.
@@ -407,7 +408,7 @@ async def run_sequential(work: LaneWork) -> None:
     per-host acquisition, a budget scope and retry frame, and `save`'s
     thread hops, per URL.  Failures are retried on the task path, as there.
     """
-    from .net import current_budget
+    from fetcher.net.connection import current_budget
 
     client = work.client
     while items := (work.take(SEQUENTIAL_BATCH) or await work.wait(SEQUENTIAL_BATCH)):

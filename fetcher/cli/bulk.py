@@ -21,20 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from . import aio, guard
-from .client import Client, Fetched, Outcome
-from .errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
-from .inputs import BadLine, LineCutter, UrlLines, read_url_lines
-from .layout import Layout, load_done, make_dirs, name_digest
-from .progress import NoProgress
-from .render import listing_json
-from .resource import Entry
-from .sink import Download, into_place, output_error, partial_path, write_file
-from .text import escape, mask_secrets
-from .url import URL, parse_url
+from fetcher import guard
+from fetcher.cli.inputs import BadLine, LineCutter, UrlLines, read_url_lines
+from fetcher.cli.layout import Layout, load_done, make_dirs, name_digest
+from fetcher.cli.progress import NoProgress
+from fetcher.cli.render import listing_json
+from fetcher.client import Client, Fetched, Outcome
+from fetcher.disk.sink import Download, into_place, output_error, partial_path, write_file
+from fetcher.errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
+from fetcher.net import aio
+from fetcher.resource import Entry
+from fetcher.text import escape, mask_secrets
+from fetcher.url import URL, parse_url
 
 if TYPE_CHECKING:
-    from .mirror import Mirror
+    from fetcher.mirror.rules import Mirror
 
 #: Exit code of a -r run that stopped following links at --limit frontier/pages (LimitExceeded's).
 LIMIT_EXIT = 7
@@ -255,11 +256,11 @@ class BulkRun:
             and not getattr(args, "content_disposition", False)
             and getattr(args, "write_out", None) is None
         )
-        #: -w FORMAT: a line on stdout for each record (fetcher.writeout), and the outcome being handled.
+        #: -w FORMAT: a line on stdout for each record (fetcher.cli.writeout), and the outcome being handled.
         self.write_out: str | None = getattr(args, "write_out", None)
         self._outcome: tuple[Job, Outcome] | None = None
         if self.write_out is not None:
-            from .writeout import needs_peers
+            from fetcher.cli.writeout import needs_peers
 
             if needs_peers(self.write_out):
                 client.peers = {}
@@ -297,7 +298,7 @@ class BulkRun:
         self.fetch_all: Any = client.fetch_all
         self.mirror: Mirror | None = None
         if args.recursive:
-            from .mirror import Mirror  # -r only (and its HTML parser)
+            from fetcher.mirror.rules import Mirror  # -r only (and its HTML parser)
 
             self.mirror = Mirror(
                 parent=getattr(args, "parent", False),
@@ -309,7 +310,7 @@ class BulkRun:
                 span_hosts=args.span_hosts,
             )
         if self.mirror is not None and self.mirror.timestamping:
-            from .etags import EtagStore
+            from fetcher.mirror.etags import EtagStore
 
             self.mirror.etags = EtagStore(self.layout.root)
             self.layout.reserve(self.mirror.etags.path)  # no URL is saved over the state file
@@ -338,7 +339,7 @@ class BulkRun:
 
     def _write_out(self, job: Job, record: dict[str, Any]) -> None:
         """-w: the record's line on stdout (with what the outcome being handled adds, if it is this job's)."""
-        from .writeout import from_record, render
+        from fetcher.cli.writeout import from_record, render
 
         assert self.write_out is not None
         outcome = self._outcome[1] if self._outcome is not None and self._outcome[0] is job else None
@@ -425,7 +426,7 @@ class BulkRun:
 
     def add_inputs(self, jobs: Iterable[Job]) -> None:
         for job in jobs:
-            if isinstance(job.text, BadLine):  # an over-long line, or one with no end (fetcher.inputs)
+            if isinstance(job.text, BadLine):  # an over-long line, or one with no end (fetcher.cli.inputs)
                 self.finish(job, _record(job, "failed", error=UsageError(job.text.problem)), queued=False)
                 continue
             try:
@@ -513,7 +514,7 @@ class BulkRun:
         return True
 
     def _mirror_skips(self, job: Job, entry: Any, url: URL | None, reason: str | None) -> None:
-        """A link -r's scope, origin, loop and can't-mirror rules (fetcher.mirror) refused: recorded once."""
+        """A link -r's scope, origin, loop and can't-mirror rules (fetcher.mirror.rules) refused: recorded once."""
         key = str(url) if url is not None else f"{job.url} {entry.name}"
         if reason and key not in self.visited:
             self.visited.add(key)
@@ -653,12 +654,12 @@ class BulkRun:
         return dataclasses.replace(result, path=target)
 
     async def _follow_page(self, job: Job, path: Path | None, content_type: str | None, page_url: str) -> None:
-        """-r over HTTP: the links of a saved HTML page (fetcher.mirror), under robots.txt, as a listing's."""
+        """-r over HTTP: the links of a saved HTML page (fetcher.mirror.rules), under robots.txt, as a listing's."""
         if self.mirror is None or job.url is None or job.url.scheme not in ("http", "https"):
             return
         if job.parent is None:
             self.mirror.started(job.url, listing=False)
-        from .mirror import is_html, page_links
+        from fetcher.mirror.rules import is_html, page_links
 
         if job.depth >= self.args.depth or path is None or (content_type and not is_html(content_type, None)):
             return
@@ -745,7 +746,7 @@ class BulkRun:
     async def _feed(self, fd: int) -> None:
         """-i -: take URLs on as stdin delivers them, so a producer can still be writing
         (`find ... | fetch -i - -d out`); one thread hop per read of up to 64 KiB, and
-        no line held past fetcher.inputs' caps (`-i - < /dev/zero` ends)."""
+        no line held past fetcher.cli.inputs' caps (`-i - < /dev/zero` ends)."""
         import codecs
 
         reader, cutter = UrlLines(), LineCutter()
@@ -867,7 +868,7 @@ def _interrupted_line(parts: int, manifest: str | None) -> str:
 
 async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     """The bulk mode of `fetch` (-i, -d, -r, --manifest, --skip-done)."""
-    from .progress import make_progress
+    from fetcher.cli.progress import make_progress
 
     started = time.monotonic()
     stream = stdin_stream(args)
@@ -886,7 +887,7 @@ async def run_bulk(args: argparse.Namespace, settings: dict[str, Any]) -> int:
         async with Client(**settings) as client:
             run = BulkRun(args, client, manifest, progress)
             if getattr(args, "cluster", None):
-                from .cluster import executor
+                from fetcher.cluster import executor
 
                 run.fetch_all = executor(args, client.settings, client)
             elif run.remote is not None:

@@ -1,6 +1,6 @@
 """The progress bar of one download (`fetch -o FILE URL` on a terminal); rich is imported only here.
 
-`fetcher.single` imports this module only when a bar will be drawn, so a
+`fetcher.cli.single` imports this module only when a bar will be drawn, so a
 scripted run never loads rich.
 """
 
@@ -31,7 +31,7 @@ class TransferBar:
             TimeRemainingColumn,
         )
 
-        from .text import safe_text
+        from fetcher.text import safe_text
 
         name = safe_text(label)
         name = name if len(name) <= 30 else name[:29] + "…"
@@ -68,7 +68,7 @@ def _bytes_column() -> Any:
     from rich.progress import ProgressColumn, Task
     from rich.text import Text
 
-    from .units import binary
+    from fetcher.cli.units import binary
 
     class BytesColumn(ProgressColumn):
         def render(self, task: Task) -> Text:
@@ -82,7 +82,7 @@ def _speed_column() -> Any:
     from rich.progress import ProgressColumn, Task
     from rich.text import Text
 
-    from .units import binary_rate
+    from fetcher.cli.units import binary_rate
 
     class SpeedColumn(ProgressColumn):
         def render(self, task: Task) -> Text:

@@ -5,7 +5,7 @@
 - a file (-o FILE, -O): written through FILE.part; `--no-clobber` keeps an
   existing file; `-C` continues FILE.part, or FILE itself when there is no
   FILE.part (says so and downloads nothing when it is complete), and says
-  on stderr when it has to start over (fetcher/resume.py);
+  on stderr when it has to start over (fetcher/disk/resume.py);
 - a progress bar on stderr when it is a terminal and the document is not
   being written to that same terminal (`--progress`/`-s` force it);
 - transient failures retried with `Client.with_retries` (`--retries`),
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .client import Client
-    from .resource import Resource
+    from fetcher.client import Client
+    from fetcher.resource import Resource
 
 #: Content types that are never text, whatever their first bytes look like.
 BINARY_TYPES = frozenset({
@@ -67,15 +67,15 @@ def progress_wanted(args: argparse.Namespace, to_terminal: bool) -> bool:
 
 
 def _say(text: str) -> None:
-    from .text import safe_text
+    from fetcher.text import safe_text
 
     sys.stderr.write(f"fetch: {safe_text(text)}\n")
 
 
 async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
-    from . import render
-    from .reserved import refuse_reserved
-    from .url import parse_url
+    from fetcher.cli import render
+    from fetcher.disk.reserved import refuse_reserved
+    from fetcher.url import parse_url
 
     url = parse_url(text)
     target: Path | None = None
@@ -104,7 +104,7 @@ async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
 
 def _in_place(target: Path) -> bool:
     """The user's -o names something written where it is (a special file, a descriptor through /proc)."""
-    from .sink import inspect_target
+    from fetcher.disk.sink import inspect_target
 
     return descriptor_link(target) or inspect_target(target) == "special"
 
@@ -112,10 +112,10 @@ def _in_place(target: Path) -> bool:
 async def _attempt(
     client: Client, url: Any, args: argparse.Namespace, target: Path | None, *, resume: bool, done: Done
 ) -> Done:
-    from . import render
-    from .reserved import refuse_reserved
-    from .resume import recorded, restart_note
-    from .sink import partial_path, partial_size, save
+    from fetcher.cli import render
+    from fetcher.disk.reserved import refuse_reserved
+    from fetcher.disk.resume import recorded, restart_note
+    from fetcher.disk.sink import partial_path, partial_size, save
 
     offset = partial_size(target) if target is not None and resume else 0
     validators = recorded(partial_path(target)) if target is not None and offset else None
@@ -124,7 +124,7 @@ async def _attempt(
     async with client.open(url, offset=offset or adopted, validators=validators) as resource:
         done.resource = resource
         if getattr(args, "head", False) or getattr(args, "dump_header", None) is not None:
-            from .heads import received
+            from fetcher.cli.heads import received
 
             received(resource, args)  # -I, -D
             if args.head:
@@ -184,9 +184,9 @@ def through_links(path: Path) -> Path:
     link, the target gets the bytes, and the rename keeps its atomicity.  A
     dangling link creates the file it names.  A link to a directory and a
     loop of links are refused with their own message.  (Names a server or a
-    URL chooses are never followed: see `fetcher.sink`.)
+    URL chooses are never followed: see `fetcher.disk.sink`.)
     """
-    from .errors import OutputError
+    from fetcher.errors import OutputError
 
     if not os.path.islink(path) or descriptor_link(path):
         return path
@@ -224,7 +224,7 @@ def descriptor_link(path: Path) -> bool:
 
 def make_output_dir(directory: str) -> None:
     """--output-dir is created when missing, as -d is (curl would need --create-dirs)."""
-    from .errors import OutputError
+    from fetcher.errors import OutputError
 
     try:
         os.makedirs(directory, exist_ok=True)
@@ -257,9 +257,9 @@ def _nothing_to_add(resource: Resource, size: int) -> str | None:
 
 def _adopt(target: Path) -> None:
     """The user's partial FILE becomes FILE.part, which the rest is appended to and renamed back when complete."""
-    from .errors import OutputError
-    from .resume import forget
-    from .sink import partial_path
+    from fetcher.disk.resume import forget
+    from fetcher.disk.sink import partial_path
+    from fetcher.errors import OutputError
 
     part = partial_path(target)
     forget(part)  # validators of some earlier .part describe another document
@@ -297,7 +297,7 @@ class NoBar:
 def _bar(args: argparse.Namespace, resource: Resource, label: str, offset: int, *, to_terminal: bool) -> Any:
     if not progress_wanted(args, to_terminal):
         return NoBar()
-    from .progress_single import TransferBar
+    from fetcher.cli.progress_single import TransferBar
 
     total = resource.size + offset if resource.size is not None and offset else resource.size
     return TransferBar(label, total, offset)
@@ -312,8 +312,8 @@ async def _stream_to_stdout(resource: Resource, args: argparse.Namespace, done: 
     On a terminal, a UTF-8 character or CRLF cut between two reads is put
     back together first (`TerminalText`), so it shows as itself.
     """
-    from .errors import UsageError
-    from .text import TerminalText
+    from fetcher.errors import UsageError
+    from fetcher.text import TerminalText
 
     out = sys.stdout.buffer
     on_terminal = sys.stdout.isatty()
@@ -337,7 +337,7 @@ async def _stream_to_stdout(resource: Resource, args: argparse.Namespace, done: 
 
 def print_resource_meta(resource: Resource, args: argparse.Namespace, target: Any = None) -> None:
     """A listing or advisory: to stdout as a table, --json or --links; to a file with -o/-O."""
-    from . import render
+    from fetcher.cli import render
 
     if resource.kind == "listing" and target is None:
         # Line by line: a listing at its entry cap never also exists as one text (peak RSS, issue 14).
@@ -357,7 +357,7 @@ def print_resource_meta(resource: Resource, args: argparse.Namespace, target: An
         assert resource.advisory is not None
         text = render.advisory_json(resource.advisory) if args.json else render.advisory_text(resource.advisory)
     if target is not None:
-        from .sink import inspect_target, output_error, write_file
+        from fetcher.disk.sink import inspect_target, output_error, write_file
 
         data = text.encode("utf-8", "surrogateescape")
         descriptor = bool(args.output) and descriptor_link(target)

@@ -28,11 +28,11 @@ import stat
 import sys
 from pathlib import Path
 
-from .errors import OutputError, UnsafeURL, UsageError
-from .render import remote_name, tree_parts
-from .reserved import Reserved
-from .reserved import current as current_reserved
-from .text import NAME_MAX, fit_name, hashed_name, mask_secrets, safe_text
+from fetcher.cli.render import remote_name, tree_parts
+from fetcher.disk.reserved import Reserved
+from fetcher.disk.reserved import current as current_reserved
+from fetcher.errors import OutputError, UnsafeURL, UsageError
+from fetcher.text import NAME_MAX, fit_name, hashed_name, mask_secrets, safe_text
 
 #: Longest path the system opens (PATH_MAX): 4096 on Linux, 1024 on the BSDs and macOS.
 PATH_MAX = 4096 if sys.platform.startswith("linux") else 1024
@@ -241,7 +241,7 @@ def make_dirs(root: Path, directory: Path) -> None:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        from .sink import output_error
+        from fetcher.disk.sink import output_error
 
         raise output_error(error, root) from None
     current = root
@@ -253,7 +253,7 @@ def make_dirs(root: Path, directory: Path) -> None:
         except FileExistsError:
             pass
         except OSError as error:
-            from .sink import output_error
+            from fetcher.disk.sink import output_error
 
             raise output_error(error, current) from None
         info = os.lstat(current)

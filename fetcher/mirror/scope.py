@@ -1,7 +1,7 @@
 """Where `fetch -r` may go: the tree a start URL names, its origin, and the paths that climb out of it.
 
 Pure functions over URLs (no I/O but reading a file: symlink), used by
-`fetcher.mirror` and, for links of unknown target, by the FTP handler.
+`fetcher.mirror.rules` and, for links of unknown target, by the FTP handler.
 
 - The tree of a start URL is its directory on its origin: scheme, host and
   port together.  Another port of the same host is another server (another
@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote
 
-from .resource import Entry
-from .url import URL
+from fetcher.resource import Entry
+from fetcher.url import URL
 
 Origin = tuple[str, str, object]
 Scope = tuple[Origin, str]

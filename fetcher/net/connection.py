@@ -20,10 +20,10 @@ from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from . import aio
-from .errors import ConnectError, LimitExceeded, ProtocolError, Timeout, UnsafeURL
-from .guard import DEFAULT_POLICY, Policy, check_port
-from .text import escape
+from fetcher.errors import ConnectError, LimitExceeded, ProtocolError, Timeout, UnsafeURL
+from fetcher.guard import DEFAULT_POLICY, Policy, check_port
+from fetcher.net import aio
+from fetcher.text import escape
 
 if TYPE_CHECKING:
     import anyio.abc
@@ -81,7 +81,7 @@ class _Redact(logging.Filter):
     handler echoes may carry someone's password)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from .url import redact
+        from fetcher.url import redact
 
         message = record.getMessage()
         masked = redact(message)

@@ -5,7 +5,7 @@ the help pages cost no protocol import (the handlers are loaded by
 fetcher.registry when a URL is retrieved).  The URL forms are RFC 1738 §3's;
 tests/test_help_docs.py checks that every scheme of the registry has a page
 and that every option named here exists in the parser.  The man page
-(fetcher/manpage.py) prints the same pages in its URL SCHEMES section.
+(fetcher/cli/manpage.py) prints the same pages in its URL SCHEMES section.
 """
 
 from __future__ import annotations

@@ -17,14 +17,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from . import aio
-from .errors import FetchError
-from .lanes import LaneItem, Lanes
-from .url import URL, parse_url
+from fetcher.bulk.lanes import LaneItem, Lanes
+from fetcher.errors import FetchError
+from fetcher.net import aio
+from fetcher.url import URL, parse_url
 
 if TYPE_CHECKING:
-    from .client import Client, Fetched, Origin, Outcome
-    from .sink import Download
+    from fetcher.client import Client, Fetched, Origin, Outcome
+    from fetcher.disk.sink import Download
 
 #: Outcomes that may wait for the caller before a worker waits for room.
 OUTCOME_BUFFER = 256
@@ -125,7 +125,7 @@ class FetchAll:
 
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[Outcomes]:
-        from .client import Outcome, _bulk_run, _bulk_user_origin
+        from fetcher.client import Outcome, _bulk_run, _bulk_user_origin
 
         client = self._client
         # Room for a lane's burst of outcomes (lanes.py) without a task switch per URL.

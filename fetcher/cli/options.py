@@ -1,8 +1,8 @@
 """The `fetch` command's options: the argparse parser and its argument types.
 
-Kept apart from fetcher/cli.py (which runs a parsed command) so the help
-text, the man page and the completion scripts (fetcher/manpage.py,
-fetcher/completion.py) read one definition.  Imports stay light: nothing
+Kept apart from fetcher/cli/main.py (which runs a parsed command) so the help
+text, the man page and the completion scripts (fetcher/cli/manpage.py,
+fetcher/cli/completion.py) read one definition.  Imports stay light: nothing
 here loads trio or a protocol module.
 """
 
@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from . import __version__
+from fetcher import __version__
 
 
 def _port_list(text: str) -> int:
@@ -43,7 +43,7 @@ def _size(text: str) -> int:
 
 
 def _limit(text: str) -> tuple[str, int]:
-    from .settings import DEFAULT_LIMITS
+    from fetcher.settings import DEFAULT_LIMITS
 
     name, sep, value = text.partition("=")
     name = name.strip().replace("-", "_")
@@ -107,7 +107,7 @@ def _header(text: str) -> tuple[str, str]:
 
 
 def _write_out(text: str) -> str:
-    from .writeout import check
+    from fetcher.cli.writeout import check
 
     try:
         return check(text)
@@ -116,7 +116,7 @@ def _write_out(text: str) -> str:
 
 
 def _rate(text: str) -> int:
-    from .ratelimit import parse_rate
+    from fetcher.net.ratelimit import parse_rate
 
     try:
         return parse_rate(text)
@@ -135,7 +135,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with the project's error shape: `fetch: <message>` and a hint, exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        from .text import escape
+        from fetcher.text import escape
 
         self.exit(2, f"fetch: {escape(message)}\n  hint: see fetch --help\n")
 
@@ -182,7 +182,7 @@ DESCRIPTION = (
 class _HelpAction(argparse.Action):
     """-h/--help [TOPIC]: this page, or a scheme's page (`fetch --help ftp`, also `--help ftp://host/`).
 
-    The topic pages are plain text in fetcher/topics.py: no protocol module is imported.
+    The topic pages are plain text in fetcher/cli/topics.py: no protocol module is imported.
     """
 
     def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
@@ -192,7 +192,7 @@ class _HelpAction(argparse.Action):
                  option_string: str | None = None) -> None:  # fmt: skip
         if values is None:
             _print_and_exit(parser, parser.format_help())
-        from .topics import UnknownTopic, topic_text
+        from fetcher.cli.topics import UnknownTopic, topic_text
 
         try:
             text = topic_text(str(values))

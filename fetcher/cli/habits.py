@@ -9,7 +9,7 @@ naming fetch's option: `fetch -O out.txt URL` (wget's -O FILE) would
 otherwise try to fetch "out.txt" as a URL, and `fetch -c URL` would die
 with argparse's bare "unrecognized arguments".
 
-The table `EQUIVALENTS` is the one the manual page (fetcher/manpage.py) and
+The table `EQUIVALENTS` is the one the manual page (fetcher/cli/manpage.py) and
 docs/options.md print.  Plain data and the standard library only: this
 runs before every command, `fetch --version` included.
 """

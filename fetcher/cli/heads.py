@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .resource import Resource
+    from fetcher.resource import Resource
 
 
 def head_bytes(resource: Resource) -> bytes | None:
@@ -33,7 +33,7 @@ def head_bytes(resource: Resource) -> bytes | None:
 def _to_stdout(data: bytes) -> None:
     out = sys.stdout.buffer
     if sys.stdout.isatty():
-        from .text import safe_text
+        from fetcher.text import safe_text
 
         text = "\n".join(safe_text(line) for line in data.decode("latin-1").split("\r\n"))
         out.write(text.encode("utf-8", "replace"))
@@ -48,12 +48,12 @@ def received(resource: Resource, args: argparse.Namespace) -> None:
         return
     data = head_bytes(resource)
     if data is None:
-        from .errors import UsageError
+        from fetcher.errors import UsageError
 
         if args.head:
             raise UsageError(f"-I (--head): {resource.url} is not an HTTP URL (a redirect led there); "
                              "it has no response head", hint="fetch it without -I")  # fmt: skip
-        from .text import safe_text
+        from fetcher.text import safe_text
 
         sys.stderr.write(f"fetch: -D: {safe_text(str(resource.url))} is not an HTTP URL; it has no response "
                          "head to write\n")  # fmt: skip
@@ -69,7 +69,7 @@ def received(resource: Resource, args: argparse.Namespace) -> None:
 
 def _dump(args: argparse.Namespace, data: bytes) -> None:
     """The first head of the run empties FILE; the next ones are added, one per URL."""
-    from .errors import OutputError
+    from fetcher.errors import OutputError
 
     first = not getattr(args, "dump_header_started", False)
     try:

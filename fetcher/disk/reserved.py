@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-#: `fetcher.etags.STATE_NAME`, spelled here so a run need not import that module (and json) to know it.
+#: `fetcher.mirror.etags.STATE_NAME`, spelled here so a run need not import that module (and json) to know it.
 _ETAG_STORE = ".fetch-etags.jsonl"
 #: The name of a cluster run's journal directories and WARC staging beside the output (fetcher.cluster).
 _CLUSTER_PREFIXES = (".fetch-cluster-", ".fetch-warc-")
@@ -117,7 +117,7 @@ def of_run(args: argparse.Namespace) -> Reserved:
             exact.append(value)
     exact += [path for path in getattr(args, "config", None) or [] if isinstance(path, str)]
     if not getattr(args, "no_config", False):
-        from .config import default_path
+        from fetcher.cli.config import default_path
 
         exact.append(str(default_path()))
     if not getattr(args, "no_netrc", False) and not getattr(args, "netrc_file", None):
@@ -164,7 +164,7 @@ def refuse_reserved(path: Path, why: str) -> None:
     """`path`, named by a server or a URL (`why`), is one of the run's own files: an OutputError."""
     reserved = _current
     if reserved is not None and reserved.hit(path):
-        from .errors import OutputError
+        from fetcher.errors import OutputError
 
         raise OutputError(
             f"{path} ({why}) is one of this run's own files; not writing over it",

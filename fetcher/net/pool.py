@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Protocol
 
-from . import aio
+from fetcher.net import aio
 
 
 class Poolable(Protocol):

@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .options import build_parser
+from fetcher.cli.options import build_parser
 
 __all__ = ["build_parser", "entry_point", "main", "settings_from_args"]
 
 if TYPE_CHECKING:
-    from .errors import FetchError
+    from fetcher.errors import FetchError
 
 
 def _prompt_on_terminal(prompt: str, secret: bool) -> str | None:
@@ -95,8 +95,8 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(error: FetchError, url: str | None = None) -> None:
-    from .text import safe_text
-    from .url import redact
+    from fetcher.text import safe_text
+    from fetcher.url import redact
 
     url = redact(url) if url else url
     where = f" ({safe_text(url)})" if url and url not in error.message else ""
@@ -137,7 +137,7 @@ def _install_logging(verbose: bool) -> Callable[[], None]:
     """
     import logging
 
-    from .text import SafeFormatter
+    from fetcher.text import SafeFormatter
 
     handler = _current_stderr_handler()
     handler.setFormatter(SafeFormatter("%(message)s"))
@@ -169,9 +169,9 @@ def is_bulk(args: argparse.Namespace) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     arguments = sys.argv[1:] if argv is None else list(argv)
-    from .applies import Contradiction
-    from .config import ConfigError, config_arguments
-    from .habits import Misread, normalize
+    from fetcher.cli.applies import Contradiction
+    from fetcher.cli.config import ConfigError, config_arguments
+    from fetcher.cli.habits import Misread, normalize
 
     try:
         arguments = normalize(parser, arguments)  # curl's `-C -`; wget's -O FILE, -c, -nv... refused
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_completion:
         return _print_completion(parser, args.print_completion)
     if args.man:
-        from .manpage import render
+        from fetcher.cli.manpage import render
 
         return _print_text(render(parser))
     if not args.urls and not args.input_file:
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"fetch: --netrc-file {args.netrc_file!r}: no such file\n  hint: check the path, "
                          "or leave the option out to use $NETRC or ~/.netrc\n")  # fmt: skip
         return 2
-    from .applies import check, given
+    from fetcher.cli.applies import check, given
 
     try:
         for warning in check(args, given(parser, arguments), bulk=is_bulk(args)):
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _refused(message: str, hint: str | None) -> int:
     """A usage error found before anything runs: `fetch: ...`, `  hint: ...`, exit 2."""
-    from .text import safe_text
+    from fetcher.text import safe_text
 
     sys.stderr.write(f"fetch: {safe_text(message)}\n")
     if hint:
@@ -224,7 +224,7 @@ def _refused(message: str, hint: str | None) -> int:
 
 
 def _say_warning(text: str) -> None:
-    from .text import safe_text
+    from fetcher.text import safe_text
 
     sys.stderr.write(f"fetch: warning: {safe_text(text)}\n")
 
@@ -234,8 +234,8 @@ _own_process = False
 
 
 def _print_completion(parser: argparse.ArgumentParser, shell: str) -> int:
-    from .completion import script
-    from .errors import FetchError
+    from fetcher.cli.completion import script
+    from fetcher.errors import FetchError
 
     try:
         text = script(parser, shell)
@@ -258,23 +258,23 @@ def _print_text(text: str) -> int:
 def _main(args: argparse.Namespace) -> int:
     import trio
 
-    from .errors import FetchError, UsageError
+    from fetcher.errors import FetchError, UsageError
 
     if _own_process and not gc.isenabled():
         # Start-up's objects stay out of the collector's way (a permanent generation), and it is back on.
         gc.freeze()
         gc.enable()
 
-    from .reserved import reserving
-    from .serial import prints_documents
+    from fetcher.cli.serial import prints_documents
+    from fetcher.disk.reserved import reserving
 
     try:
         with reserving(args), _archive(args):
             if is_bulk(args) and not prints_documents(args):
-                from .bulk import run_bulk
+                from fetcher.cli.bulk import run_bulk
 
                 if _own_process:
-                    from .descriptors import fit_jobs
+                    from fetcher.cli.descriptors import fit_jobs
 
                     args.jobs, args.per_host = fit_jobs(args.jobs, args.per_host)
 
@@ -311,7 +311,7 @@ def _main(args: argparse.Namespace) -> int:
 @contextmanager
 def _archive(args: argparse.Namespace) -> Iterator[None]:
     """With --warc-file, record every retrieval of the run (warcio is imported only then)."""
-    from .errors import UsageError
+    from fetcher.errors import UsageError
 
     if args.warc_file is None:
         if args.warc_max_size is not None or args.warc_cdx or args.warc_dedup or args.warc_deflate != "auto":
@@ -324,12 +324,12 @@ def _archive(args: argparse.Namespace) -> Iterator[None]:
         yield  # each cluster worker archives what it retrieves (fetcher.cluster.archive)
         return
     try:
-        from .archive.recorder import WarcRecorder
+        from fetcher.archive.recorder import WarcRecorder
     except ImportError:
         raise UsageError(
             "--warc-file needs the warcio library", hint="pip install 'fetcher-rfc1738[warc]' (or: pip install warcio)"
         ) from None
-    from .archive.tap import recording
+    from fetcher.archive.tap import recording
 
     try:
         recorder = WarcRecorder(args.warc_file, max_size=args.warc_max_size, cdx=args.warc_cdx,
@@ -337,7 +337,7 @@ def _archive(args: argparse.Namespace) -> Iterator[None]:
                                 always_deflate=args.warc_deflate == "always")  # fmt: skip
         recorder.guard_termination()
     except OSError as error:
-        from .errors import OutputError
+        from fetcher.errors import OutputError
 
         raise OutputError(f"cannot write the WARC file {args.warc_file!r}: {error.strerror or error}") from None
     try:
@@ -376,25 +376,25 @@ def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
 async def _run_urls(args: argparse.Namespace) -> int:
     import time
 
-    from .client import Client
-    from .errors import FetchError, UsageError
-    from .inputs import BadLine
-    from .serial import InputURLs
-    from .single import Done, run_one
+    from fetcher.cli.inputs import BadLine
+    from fetcher.cli.serial import InputURLs
+    from fetcher.cli.single import Done, run_one
+    from fetcher.client import Client
+    from fetcher.errors import FetchError, UsageError
 
     failures = 0
     last_code = 0
     urls = InputURLs(args)  # the command line's, then -i FILE's (without -d: to stdout, one after another)
     async with Client(**settings_from_args(args)) as client:
         if args.write_out is not None:
-            from .writeout import needs_peers
+            from fetcher.cli.writeout import needs_peers
 
             client.peers = {} if needs_peers(args.write_out) else None
         async for text in urls:
             started, done, code = time.monotonic(), Done(), 0
             failure: FetchError | None = None
             try:
-                if isinstance(text, BadLine):  # an unclosed wrapper, an over-long line (fetcher.inputs)
+                if isinstance(text, BadLine):  # an unclosed wrapper, an over-long line (fetcher.cli.inputs)
                     raise UsageError(text.problem)
                 done = await run_one(client, text, args)
             except FetchError as error:
@@ -405,7 +405,7 @@ async def _run_urls(args: argparse.Namespace) -> int:
                 last_code = code = error.exit_code
                 failure = error
             if args.write_out is not None:
-                from .writeout import facts, render
+                from fetcher.cli.writeout import facts, render
 
                 found = facts(text, result=done.resource, error=failure, seconds=time.monotonic() - started,
                               size=done.size, filename=done.path, exit_code=code, peers=client.peers)  # fmt: skip
@@ -418,7 +418,7 @@ async def _run_urls(args: argparse.Namespace) -> int:
 
 def _print_error_body(body: bytes) -> None:
     """The server's error page goes to stdout like a document (escaped on a terminal)."""
-    from .text import TerminalText
+    from fetcher.text import TerminalText
 
     out = sys.stdout.buffer
     out.write(TerminalText().feed(body, final=True).encode("utf-8", "replace") if sys.stdout.isatty() else body)
@@ -435,7 +435,7 @@ def entry_point() -> None:
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
     status = main()
     if "distributed" in sys.modules and "fetcher.cluster" in sys.modules:
-        from .cluster import exit_now
+        from fetcher.cluster import exit_now
 
         exit_now(status)  # a --cluster run: dask's teardown skipped
     # The run is over and closed what it opened: what is left is modules and their

@@ -19,7 +19,7 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
     _offer_help_topics(parser)
     if shell == "fish":
         return _fish(parser)
-    from .errors import UsageError
+    from fetcher.errors import UsageError
 
     try:
         import shtab
@@ -43,7 +43,7 @@ def _offer_help_topics(parser: argparse.ArgumentParser) -> None:
     parser that reads a command line has no choices on --help, so
     `fetch --help ftp://host/` (a URL's scheme) stays valid.
     """
-    from .topics import TOPICS
+    from fetcher.cli.topics import TOPICS
 
     for action in parser._actions:
         if action.metavar == "TOPIC":

@@ -1,11 +1,11 @@
-"""fetch(1): the manual page, generated from the parser (fetcher/options.py) and the scheme pages.
+"""fetch(1): the manual page, generated from the parser (fetcher/cli/options.py) and the scheme pages.
 
 `fetch --man` prints it, and setup.py writes it to share/man/man1/fetch.1
 of the wheel at build time, so the installed page is always the parser of
 that version (no generated file is kept in the repository to go stale).
 Written here rather than with argparse-manpage so that the page also
 carries the URL SCHEMES, EXIT STATUS and ENVIRONMENT sections, and so the
-build needs nothing but the standard library.  `python -m fetcher.manpage`
+build needs nothing but the standard library.  `python -m fetcher.cli.manpage`
 prints it too.
 """
 
@@ -15,10 +15,10 @@ import argparse
 import datetime
 import os
 
-from . import __version__
-from .habits import DEFAULTS_ACCEPTED, EQUIVALENTS, MISREAD
-from .options import DESCRIPTION, EXAMPLES, EXIT_CODES, build_parser
-from .topics import COMMON, TOPICS, example_lines
+from fetcher import __version__
+from fetcher.cli.habits import DEFAULTS_ACCEPTED, EQUIVALENTS, MISREAD
+from fetcher.cli.options import DESCRIPTION, EXAMPLES, EXIT_CODES, build_parser
+from fetcher.cli.topics import COMMON, TOPICS, example_lines
 
 ENVIRONMENT = (
     ("FETCHRC", "the option file read before the command line instead of ~/.fetchrc (-q: none)"),

@@ -1,0 +1,1 @@
+"""The `fetch_all` engine: many URLs at once, windows, lanes, outcomes."""

@@ -1,0 +1,1 @@
+"""Mirroring (`fetch -r`): scope, frontier, timestamping, robots.txt, link extraction."""
