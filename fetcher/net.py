@@ -305,6 +305,19 @@ def _connected(sock: socket.socket) -> bool:
     return True
 
 
+def _readable(sock: socket.socket) -> bool:
+    """Whether a read of `sock` would not block now (data, the end of the stream, or an error)."""
+    import select
+
+    if sock.fileno() < 0:
+        return True
+    if not hasattr(select, "poll"):  # pragma: no cover - Windows
+        return bool(select.select([sock], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(sock, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(0))
+
+
 def _close_socket(sock: socket.socket) -> None:
     """Close a socket trio may have waited on (trio's own socket close does the same)."""
     import trio
@@ -851,6 +864,33 @@ class Connection:
         if trace.isEnabledFor(logging.DEBUG):
             text = line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line
             trace.debug("< %s", escape(text.rstrip("\r\n")))
+
+    def unsolicited(self) -> bool:
+        """True when bytes, or the end of the stream, wait on this connection while nothing was asked of it.
+
+        A pooled connection is checked so before it carries another request
+        (as curl, urllib3 and httpcore do): whatever arrived meanwhile (a
+        reply nobody asked for, a server's goodbye, a close) would otherwise
+        be read as the answer to that request.  No wait: a readiness poll.
+        """
+        if self.closed or self._eof or self._buffer:
+            return True
+        sock, stream = self._plain, self.stream
+        if stream is not None:
+            import anyio.abc
+
+            if self.is_tls:
+                from anyio.streams.tls import TLSAttribute
+
+                ssl_object = stream.extra(TLSAttribute.ssl_object, None)
+                incoming = getattr(stream, "_read_bio", None)  # records taken off the socket, not yet decrypted
+                if (ssl_object is not None and ssl_object.pending()) or (incoming is not None and incoming.pending):
+                    return True
+            sock = sock or stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        try:
+            return sock is None or _readable(sock)
+        except (OSError, ValueError):  # the socket was closed under us: not fit for reuse
+            return True
 
     async def aclose(self) -> None:
         if self.closed:

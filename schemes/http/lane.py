@@ -35,7 +35,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from fetcher import guard
-from fetcher.errors import FetchError, ProtocolError
+from fetcher.errors import FetchError, ProtocolError, Timeout
 from fetcher.net import Connection, current_budget
 from fetcher.url import URL, HttpURL
 
@@ -145,6 +145,8 @@ class _Lane:
         #: (a pooled one may have been closed by the server while idle).
         self.answered = 0
         self.reused = False
+        #: The last reply read said `Connection: close`.
+        self.closing = False
         self.reader: ReplyReader | None = None
         self._modified: dict[bytes, float | None] = {}
         #: The URL whose reply is being read, and the one whose time rules (net.Budget) are current:
@@ -157,18 +159,28 @@ class _Lane:
         while True:
             if len(self.outstanding) <= DEPTH // 2 and not work.retired:
                 room = DEPTH - len(self.outstanding)
-                more = work.take(room) if self.outstanding else await work.wait(room)
                 if work.disabled:
-                    await self._general(more)
-                    continue
-                if more:
-                    await self._send(more)
+                    # Another worker found the origin unfit for the lane: no more requests go out here,
+                    # but the replies already asked for are read first (they are in step, and waiting).
+                    # Never `take` and loop without reading: that spun without a checkpoint (issue 29).
+                    if not self.outstanding:
+                        await self._general(await work.wait(room))
+                        continue
+                else:
+                    more = work.take(room) if self.outstanding else await work.wait(room)
+                    if work.disabled:  # while this worker waited
+                        await self._general(more)
+                        continue
+                    if more:
+                        await self._send(more)
             if not self.outstanding:
                 if work.retired:
                     return
                 continue
             try:
                 await self._reply(self.outstanding[0])
+                if self.closing:
+                    await self._closed_after_reply()
             except _Closed:
                 await self._resend()
             except _Broken as broken:
@@ -202,6 +214,13 @@ class _Lane:
         self.answered = 0
 
     async def _send(self, items: list[LaneItem]) -> None:
+        if (
+            self.connection is not None
+            and not self.outstanding
+            and (self.position < len(self.buffer) or self.connection.unsolicited())
+        ):
+            # Bytes (or the end) arrived while nothing was asked: they would be read as the next reply.
+            await self._drop_connection()
         if self.connection is None:
             try:
                 await self._connect(items[0].url)  # type: ignore[arg-type]
@@ -230,7 +249,27 @@ class _Lane:
             return
         await self._send(items)
 
+    async def _closed_after_reply(self) -> None:
+        """The reply just read ended its connection (`Connection: close`): what is in flight goes on a new one.
+
+        That is how nginx (`keepalive_requests`, 1,000 by default) and Apache
+        (`MaxKeepAliveRequests`) end every busy connection; the requests sent
+        after it were never answered, so they are sent again, each once, and
+        the replies read are not asked for twice.  A new connection that
+        carried a single reply means a server that closes after every reply:
+        pipelining gains nothing there, so the origin takes the task path.
+        """
+        once = self.answered <= 1 and not self.reused
+        await self._drop_connection()
+        items = self._take_outstanding()
+        if once:
+            self.work.disable()
+            await self._general(items)
+        elif items:
+            await self._send(items)
+
     async def _drop_connection(self) -> None:
+        self.closing = False
         if self.connection is not None:
             connection, self.connection = self.connection, None
             await connection.aclose()
@@ -286,13 +325,22 @@ class _Lane:
                         raise _Closed
                     raise _Broken(disable=True)
         except FetchError as error:  # silent, too slow, reset: this URL fails as on the task path
+            if (
+                not isinstance(error, Timeout)
+                and len(self.buffer) == self.position
+                and (self.answered or self.reused)
+            ):
+                # A reset where the next reply would start, on a connection that answered (or was
+                # idle in the pool): a server ending the connection abruptly, its unread requests
+                # with it.  Nothing of this reply arrived: sent again, as after a close.
+                raise _Closed from None
             self.outstanding.popleft()
             await self.work.failed(item, error)
             raise _Broken(disable=False) from None
         head = bytes(self.buffer[self.position : end + 4])
         reply = parse_head(head)
         status = reply.status_code if reply is not None else 0
-        if reply is None or reply.length is None or not reply.keep_alive or status == 206:
+        if reply is None or reply.length is None or status == 206:
             raise _Broken(disable=True)
         self.reader.sent_request()
         fields = _Fields(reply.headers)
@@ -304,6 +352,9 @@ class _Lane:
         self.position = end + 4
         self.outstanding.popleft()
         self.answered += 1
+        # The server ends the connection after this reply (read whole, as any other); `run` then
+        # sends what is still in flight on a new connection.
+        self.closing = not reply.keep_alive
         if status < 300:
             await self._document(item, url, fields, reply.length)
             return
