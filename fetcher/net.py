@@ -213,7 +213,26 @@ async def open_connection(
             pass
         connection.use_raw_socket(sock)
     if tls is not None:
-        await connection.start_tls(tls, server_hostname or host)
+        # The handshake is part of connecting (as curl counts it): it gets what is left of
+        # --connect-timeout (and of --max-time), not a fresh --timeout of its own.
+        handshake_until = min(until, budget.deadline) if budget is not None else until
+        bounded = handshake_until <= aio.current_time() + timeout  # else --timeout ends it first
+        try:
+            await connection.start_tls(tls, server_hostname or host, until=handshake_until)
+        except Timeout:
+            await connection.aclose()
+            if not bounded:
+                raise
+            if budget is not None and budget.deadline < until:
+                raise budget.expired() from None
+            raise Timeout(
+                f"connecting to {host}:{port} took longer than {connect_timeout:g} s: "
+                "the TLS handshake did not finish",
+                hint="check that the port speaks TLS; raise --connect-timeout if the server is just slow",
+            ) from None
+        except BaseException:
+            await connection.aclose()
+            raise
     trace.debug("* connected to %s:%s%s", host, port, " (TLS)" if tls is not None else "")
     return connection
 
@@ -458,8 +477,12 @@ class Connection:
         if aio.on_trio() and sock.gettimeout() == 0.0:
             self._raw = sock
 
-    async def start_tls(self, context: ssl.SSLContext, server_hostname: str) -> None:
-        """Wrap the stream in TLS (implicit TLS, or after AUTH TLS / STARTTLS)."""
+    async def start_tls(self, context: ssl.SSLContext, server_hostname: str, *, until: float | None = None) -> None:
+        """Wrap the stream in TLS (implicit TLS, or after AUTH TLS / STARTTLS).
+
+        The handshake ends by `until` when given (what is left of the connect
+        budget: `open_connection`), and within --timeout in any case.
+        """
         import anyio
 
         if self._buffer:
@@ -471,13 +494,14 @@ class Connection:
         from anyio.streams.tls import TLSStream
 
         stream = await self.byte_stream()
+        deadline = aio.current_time() + self.timeout
         try:
-            with fail_after(self.timeout):
+            with fail_at(deadline if until is None else min(until, deadline)):
                 tls_stream = await TLSStream.wrap(
                     stream, hostname=server_hostname, ssl_context=context, standard_compatible=False
                 )
         except TooSlow:
-            raise self._timed_out("starting TLS") from None
+            raise self._timed_out("doing the TLS handshake") from None
         except anyio.EndOfStream:
             raise TLSError(
                 f"TLS with {self.host}:{self.port} failed: the server closed the connection during the handshake",

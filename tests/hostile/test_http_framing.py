@@ -124,3 +124,47 @@ async def test_a_connection_cut_mid_reply_fails_that_url_and_no_other(nursery: t
         assert body(name).startswith(part) and len(part) < len(body(name))
         (out / f"{name}.part").unlink()
     assert_files(out, [name for name in names if name not in cut])
+
+
+@pytest.mark.parametrize("pipeline", [True, False], ids=["lane", "task-path"])
+async def test_a_reply_nobody_asked_for_is_never_taken_for_the_next_one(
+    nursery: trio.Nursery, tmp_path: Path, pipeline: bool
+) -> None:
+    """Two URLs on one host, the second sent once an unasked reply arrived on the idle connection.
+
+    The URLs come on stdin (`-i -`), so the second is asked only after the
+    first is on disk and the server has sent its extra reply: the kept-alive
+    connection (held by the lane worker, or in the pool) then has unread
+    bytes, and must be dropped rather than asked again.
+    """
+    server = await nursery.start(FramingServer(unsolicited=frozenset({"/first"})).serve)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "fetcher", "-i", "-", "-d", str(out), *([] if pipeline else ["--no-pipeline"])]
+    environment = {**os.environ, **NO_PROXY_ENV, "NETRC": str(tmp_path / "no-netrc")}
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=environment)  # fmt: skip
+    try:
+        assert process.stdin is not None
+        process.stdin.write((server.url("/first") + "\n").encode())
+        process.stdin.flush()
+        with trio.fail_after(RUN_TIMEOUT):
+            while not (out / "first").exists():  # the first reply was read whole
+                await trio.sleep(0.01)
+            sent = server.sent_unsolicited
+            server.gate.set()
+            await sent.wait()
+        second = (server.url("/second") + "\n").encode()
+        ask = functools.partial(process.communicate, input=second, timeout=RUN_TIMEOUT)
+        _, stderr = await trio.to_thread.run_sync(ask)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr
+    assert (out / "first").read_bytes() == body("first")
+    second_bytes = (out / "second").read_bytes()
+    assert UNSOLICITED_BODY not in second_bytes, "the second URL got the reply nobody asked for"
+    assert second_bytes == body("second")
+    assert server.unsolicited_sent == 1
+    assert server.connections == 2
+    assert [path for _, path in server.requests] == ["/first", "/second"]
