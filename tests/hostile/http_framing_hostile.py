@@ -95,6 +95,8 @@ class FramingServer:
     requests: list[tuple[int, str]] = field(default_factory=list)
     #: Replies sent whole, per path.
     answered: Counter[str] = field(default_factory=Counter)
+    #: Requests that had arrived before the reply ahead of them was sent (pipelined).
+    pipelined: int = 0
     #: Paths whose reply was cut off halfway (`close_how="mid-body"`).
     cut: list[str] = field(default_factory=list)
     #: Replies nobody asked for that were sent.
@@ -128,6 +130,8 @@ class FramingServer:
                     buffer += data
                 end = buffer.index(b"\r\n\r\n") + 4
                 head, buffer = bytes(buffer[:end]), buffer[end:]
+                if b"\r\n\r\n" in buffer:
+                    self.pipelined += 1
                 path = head.split(b" ", 2)[1].decode("latin-1")
                 self.requests.append((number, path))
                 replies += 1

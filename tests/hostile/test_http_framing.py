@@ -89,6 +89,8 @@ async def test_a_server_that_ends_each_connection_after_n_replies_gets_every_req
     if how != "reset":  # an abortive close may overtake replies already sent: those are asked again
         assert set(server.answered.values()) == {1}, server.answered
     assert server.connections >= COUNT // 40
+    # Pipelining went on over the new connections (the origin was not handed to the task path).
+    assert server.pipelined >= COUNT // 2, server.pipelined
 
 
 async def test_a_server_that_ends_each_connection_after_n_replies_over_tls(
@@ -105,6 +107,7 @@ async def test_a_server_that_ends_each_connection_after_n_replies_over_tls(
     assert result.returncode == 0, result.stderr
     assert_files(tmp_path / "out", names)
     assert set(server.answered.values()) == {1}, server.answered
+    assert server.pipelined >= COUNT // 2, server.pipelined
 
 
 async def test_a_connection_cut_mid_reply_fails_that_url_and_no_other(nursery: trio.Nursery, tmp_path: Path) -> None:
