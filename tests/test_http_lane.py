@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from fetcher import Client
 from fetcher.errors import FetchError, LimitExceeded
 from fetcher.settings import Limits
-from schemes.http.lane import DEPTH, _Fields
+from schemes.http.lane import DEPTH
+from schemes.http.lanefields import Fields
 from schemes.http.reader import STATUS_OVERHEAD, ReplyReader
 from tests.servers.http_server import Exchange, HTTPTestServer, Received, gzipped, redirect
 
@@ -269,7 +270,7 @@ _NAMES = st.sampled_from([b"Content-Type", b"content-type", b"ETAG", b"Last-Modi
 def test_the_lanes_one_pass_judges_caps_and_fields_as_the_reader_does(
     fields: list[tuple[bytes, bytes]], reason: bytes, line_bytes: int, header_count: int, header_bytes: int
 ) -> None:
-    # _Fields counts what ReplyReader's caps count in the pass that reads the lane's fields:
+    # Fields counts what ReplyReader's caps count in the pass that reads the lane's fields:
     # a head is taken exactly when accept_head takes it, and the fields read are the last of each.
     limits = Limits(line_bytes=line_bytes, header_count=header_count, header_bytes=header_bytes)
     try:
@@ -277,7 +278,7 @@ def test_the_lanes_one_pass_judges_caps_and_fields_as_the_reader_does(
         taken = True
     except LimitExceeded:
         taken = False
-    counted = _Fields(fields)
+    counted = Fields(fields)
     reader = ReplyReader("here", limits)
     assert reader.accept_counted(counted.count, STATUS_OVERHEAD + len(reason) + counted.size, counted.longest) is taken
     assert reader.head_received is taken

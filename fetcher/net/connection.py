@@ -213,7 +213,26 @@ async def open_connection(
             pass
         connection.use_raw_socket(sock)
     if tls is not None:
-        await connection.start_tls(tls, server_hostname or host)
+        # The handshake is part of connecting (as curl counts it): it gets what is left of
+        # --connect-timeout (and of --max-time), not a fresh --timeout of its own.
+        handshake_until = min(until, budget.deadline) if budget is not None else until
+        bounded = handshake_until <= aio.current_time() + timeout  # else --timeout ends it first
+        try:
+            await connection.start_tls(tls, server_hostname or host, until=handshake_until)
+        except Timeout:
+            await connection.aclose()
+            if not bounded:
+                raise
+            if budget is not None and budget.deadline < until:
+                raise budget.expired() from None
+            raise Timeout(
+                f"connecting to {host}:{port} took longer than {connect_timeout:g} s: "
+                "the TLS handshake did not finish",
+                hint="check that the port speaks TLS; raise --connect-timeout if the server is just slow",
+            ) from None
+        except BaseException:
+            await connection.aclose()
+            raise
     trace.debug("* connected to %s:%s%s", host, port, " (TLS)" if tls is not None else "")
     return connection
 
@@ -303,6 +322,19 @@ def _connected(sock: socket.socket) -> bool:
     except OSError:
         return False
     return True
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether a read of `sock` would not block now (data, the end of the stream, or an error)."""
+    import select
+
+    if sock.fileno() < 0:
+        return True
+    if not hasattr(select, "poll"):  # pragma: no cover - Windows
+        return bool(select.select([sock], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(sock, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(0))
 
 
 def _close_socket(sock: socket.socket) -> None:
@@ -445,8 +477,12 @@ class Connection:
         if aio.on_trio() and sock.gettimeout() == 0.0:
             self._raw = sock
 
-    async def start_tls(self, context: ssl.SSLContext, server_hostname: str) -> None:
-        """Wrap the stream in TLS (implicit TLS, or after AUTH TLS / STARTTLS)."""
+    async def start_tls(self, context: ssl.SSLContext, server_hostname: str, *, until: float | None = None) -> None:
+        """Wrap the stream in TLS (implicit TLS, or after AUTH TLS / STARTTLS).
+
+        The handshake ends by `until` when given (what is left of the connect
+        budget: `open_connection`), and within --timeout in any case.
+        """
         import anyio
 
         if self._buffer:
@@ -458,13 +494,14 @@ class Connection:
         from anyio.streams.tls import TLSStream
 
         stream = await self.byte_stream()
+        deadline = aio.current_time() + self.timeout
         try:
-            with fail_after(self.timeout):
+            with fail_at(deadline if until is None else min(until, deadline)):
                 tls_stream = await TLSStream.wrap(
                     stream, hostname=server_hostname, ssl_context=context, standard_compatible=False
                 )
         except TooSlow:
-            raise self._timed_out("starting TLS") from None
+            raise self._timed_out("doing the TLS handshake") from None
         except anyio.EndOfStream:
             raise TLSError(
                 f"TLS with {self.host}:{self.port} failed: the server closed the connection during the handshake",
@@ -851,6 +888,33 @@ class Connection:
         if trace.isEnabledFor(logging.DEBUG):
             text = line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line
             trace.debug("< %s", escape(text.rstrip("\r\n")))
+
+    def unsolicited(self) -> bool:
+        """True when bytes, or the end of the stream, wait on this connection while nothing was asked of it.
+
+        A pooled connection is checked so before it carries another request
+        (as curl, urllib3 and httpcore do): whatever arrived meanwhile (a
+        reply nobody asked for, a server's goodbye, a close) would otherwise
+        be read as the answer to that request.  No wait: a readiness poll.
+        """
+        if self.closed or self._eof or self._buffer:
+            return True
+        sock, stream = self._plain, self.stream
+        if stream is not None:
+            import anyio.abc
+
+            if self.is_tls:
+                from anyio.streams.tls import TLSAttribute
+
+                ssl_object = stream.extra(TLSAttribute.ssl_object, None)
+                incoming = getattr(stream, "_read_bio", None)  # records taken off the socket, not yet decrypted
+                if (ssl_object is not None and ssl_object.pending()) or (incoming is not None and incoming.pending):
+                    return True
+            sock = sock or stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        try:
+            return sock is None or _readable(sock)
+        except (OSError, ValueError):  # the socket was closed under us: not fit for reuse
+            return True
 
     async def aclose(self) -> None:
         if self.closed:

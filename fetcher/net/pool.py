@@ -13,6 +13,17 @@ class Poolable(Protocol):
     async def aclose(self) -> None: ...
 
 
+def _unfit(connection: Poolable) -> bool:
+    """Whether `connection` says something arrived on it while it was idle (its `unsolicited()`).
+
+    Such a connection is closed, never lent: the bytes would be read as the
+    reply to the next request sent on it.  A connection without that check
+    (a protocol whose idle connections may speak first) is lent as it is.
+    """
+    check = getattr(connection, "unsolicited", None)
+    return check is not None and bool(check())
+
+
 class Pool:
     """`take(key)` an idle connection or None; `give(key, conn)` it back when done."""
 
@@ -27,7 +38,7 @@ class Pool:
         now = aio.current_time()
         while stack:
             expires, connection = stack.pop()
-            if expires > now:
+            if expires > now and not _unfit(connection):
                 return connection
             await connection.aclose()
         return None

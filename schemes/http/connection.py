@@ -35,10 +35,12 @@ trace = logging.getLogger("fetcher.trace")
 BODY_RECEIVE = 1 << 20
 
 
-def _framing(response: h11.Response) -> tuple[int | None, bool, bool]:
+def _framing(response: h11.Response, where: str) -> tuple[int | None, bool, bool]:
     """(Content-Length when it alone frames the body, whether the body is chunked, whether the connection stays open).
 
-    h11 has accepted the head, so a Transfer-Encoding here is `chunked`.
+    h11 has accepted the head, so a Transfer-Encoding here is `chunked`.  With
+    a Content-Length beside it, where the reply ends is ambiguous (RFC 9112
+    §6.3 says to treat it as an error: the shape of response splitting).
     """
     lengths = set()
     chunked = False
@@ -53,6 +55,11 @@ def _framing(response: h11.Response) -> tuple[int | None, bool, bool]:
     status = response.status_code
     if status < 200 or status in (204, 304):
         return None, False, keep_alive
+    if chunked and lengths:
+        raise ProtocolError(
+            f"{where} sent a reply whose end is ambiguous: both Content-Length and Transfer-Encoding: chunked",
+            hint="the server (or a proxy before it) frames replies wrongly; tell its operator",
+        )
     if chunked or len(lengths) != 1:
         return None, chunked, keep_alive
     text = lengths.pop()
@@ -103,6 +110,20 @@ class HTTPConnection:
         if self._bypassed is not None:
             return self._bypassed
         return self.reader.h11.our_state is h11.DONE and self.reader.h11.their_state is h11.DONE
+
+    def unsolicited(self) -> bool:
+        """True when something arrived after the last reply ended (the pool then drops this connection).
+
+        Bytes h11 holds past the reply, or bytes or the end of the stream on
+        the socket (`Connection.unsolicited`): read now, they would be taken
+        as the next request's reply (issue 29).
+        """
+        h11_state = self.reader._h11
+        if h11_state is not None:
+            data, closed = h11_state.trailing_data
+            if data or closed:
+                return True
+        return bool(self._pending) or self.connection.unsolicited()
 
     async def send_request(self, head: RequestHead) -> None:
         self.received = 0
@@ -198,7 +219,7 @@ class HTTPConnection:
             if isinstance(event, h11.InformationalResponse | h11.Response):
                 self._trace_head(event)
             if isinstance(event, h11.Response):
-                self._length, self._chunked, self._keep_alive = _framing(event)
+                self._length, self._chunked, self._keep_alive = _framing(event, self.reader.where)
                 return event
             if isinstance(event, h11.ConnectionClosed):
                 raise ProtocolError(

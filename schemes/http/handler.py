@@ -305,6 +305,13 @@ class Handler:
             span = rules.content_range(rules.header(headers, "content-range"))
             if span is None or span.first is None:
                 raise ProtocolError("HTTP 206 without a usable Content-Range", hint="retry without -C/--continue")
+            if not offset and (span.first, span.last) != (0, None if span.total is None else span.total - 1):
+                raise ProtocolError(  # no Range was sent: a part is not the document (issue 29)
+                    f"HTTP 206 from {url.host}:{url.port}: bytes {span.first}-{span.last} of "
+                    f"{span.total if span.total is not None else 'an unknown length'}, "
+                    "a part nobody asked for",
+                    hint="the server sent a partial reply to a request for the whole document; try again later",
+                )
             if span.first != offset:
                 raise ProtocolError(
                     f"asked for the bytes from {offset} on, but the server sent them from {span.first}",

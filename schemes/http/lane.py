@@ -7,18 +7,25 @@ usually carries several small replies and the per-URL cost is parsing a
 head and writing a file.  It takes only what it can answer exactly as the
 task path would (handler.py):
 
-* a reply whose head fasthead.py accepts, framed by Content-Length, on a
-  connection that stays open: 2xx documents (decoded as there), error
-  statuses with their error page, redirects (the target is then retrieved
-  on the task path, which applies the redirect policy and the guard);
+* a reply whose head fasthead.py accepts, framed by Content-Length: 2xx
+  documents (decoded as there), error statuses with their error page,
+  redirects (the target is then retrieved on the task path, which applies
+  the redirect policy and the guard);
 * anything else (chunked or close-delimited bodies, 1xx, HTTP/1.0, a head
-  fasthead.py hands to h11, `Connection: close`, a large error page) ends
-  pipelining for that origin: the connection is closed, and that URL and
-  every URL whose request was in flight are retrieved on the task path,
-  one request each.  At most one batch per origin is asked twice.
-* a connection the server closes before answering (keep-alive limits,
-  idle timeouts) is replaced and the unanswered requests are sent again:
-  they are idempotent GETs and no byte of their replies had arrived.
+  fasthead.py hands to h11 such as two Content-Lengths, a 206, a large
+  error page) ends pipelining for that origin: the connection is closed,
+  and that URL and every URL whose request was in flight are retrieved on
+  the task path, one request each.  At most one batch per worker is asked
+  twice.  Other workers of the origin read the replies they already asked
+  for, then send no more.
+* a connection the server ends after a reply (`Connection: close`: nginx's
+  `keepalive_requests`), or closes or resets where the next reply would
+  start (keep-alive limits, idle timeouts), is replaced and the unanswered
+  requests are sent again: they are idempotent GETs and no byte of their
+  replies had arrived.  A new connection that carried at most one reply
+  ends pipelining for the origin instead (a server that closes after each).
+* a connection that received bytes (or its end) while nothing was asked of
+  it is not asked again: they would be read as the next reply.
 
 What `lane_key` refuses never enters: credentials (URL, -u or netrc),
 proxies, WARC recording, -v traces, resumes, -N conditions, --max-time,
@@ -35,15 +42,16 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from fetcher import guard
-from fetcher.errors import FetchError, ProtocolError
+from fetcher.errors import FetchError, ProtocolError, Timeout
 from fetcher.net.connection import Connection, current_budget
 from fetcher.url import URL, HttpURL
 from schemes.http import response as rules
 from schemes.http.connection import HTTPConnection
 from schemes.http.decoding import decoder_for
 from schemes.http.fasthead import HEAD_END, lean_request, parse_head
+from schemes.http.lanefields import Fields
 from schemes.http.proxy import choose_proxy
-from schemes.http.reader import FIELD_OVERHEAD, STATUS_OVERHEAD, ReplyReader
+from schemes.http.reader import STATUS_OVERHEAD, ReplyReader
 from schemes.http.request import build_request, origin_of
 
 if TYPE_CHECKING:
@@ -144,6 +152,8 @@ class _Lane:
         #: (a pooled one may have been closed by the server while idle).
         self.answered = 0
         self.reused = False
+        #: The last reply read said `Connection: close`.
+        self.closing = False
         self.reader: ReplyReader | None = None
         self._modified: dict[bytes, float | None] = {}
         #: The URL whose reply is being read, and the one whose time rules (net.Budget) are current:
@@ -156,18 +166,28 @@ class _Lane:
         while True:
             if len(self.outstanding) <= DEPTH // 2 and not work.retired:
                 room = DEPTH - len(self.outstanding)
-                more = work.take(room) if self.outstanding else await work.wait(room)
                 if work.disabled:
-                    await self._general(more)
-                    continue
-                if more:
-                    await self._send(more)
+                    # Another worker found the origin unfit for the lane: no more requests go out here,
+                    # but the replies already asked for are read first (they are in step, and waiting).
+                    # Never `take` and loop without reading: that spun without a checkpoint (issue 29).
+                    if not self.outstanding:
+                        await self._general(await work.wait(room))
+                        continue
+                else:
+                    more = work.take(room) if self.outstanding else await work.wait(room)
+                    if work.disabled:  # while this worker waited
+                        await self._general(more)
+                        continue
+                    if more:
+                        await self._send(more)
             if not self.outstanding:
                 if work.retired:
                     return
                 continue
             try:
                 await self._reply(self.outstanding[0])
+                if self.closing:
+                    await self._resend()
             except _Closed:
                 await self._resend()
             except _Broken as broken:
@@ -201,6 +221,13 @@ class _Lane:
         self.answered = 0
 
     async def _send(self, items: list[LaneItem]) -> None:
+        if (
+            self.connection is not None
+            and not self.outstanding
+            and (self.position < len(self.buffer) or self.connection.unsolicited())
+        ):
+            # Bytes (or the end) arrived while nothing was asked: they would be read as the next reply.
+            await self._drop_connection()
         if self.connection is None:
             try:
                 await self._connect(items[0].url)  # type: ignore[arg-type]
@@ -219,17 +246,28 @@ class _Lane:
             pass
 
     async def _resend(self) -> None:
-        """The server closed before the next reply: once on a connection that answered, send again on a new one."""
-        fresh = self.answered == 0 and not self.reused
+        """The connection ended before the next reply: what is in flight goes again on a new one.
+
+        It ended after a reply that said `Connection: close` (how nginx's
+        `keepalive_requests`, 1,000 by default, and Apache's
+        `MaxKeepAliveRequests` end every busy connection), or with a close or
+        reset where the next reply would start.  The requests sent after the
+        last reply were never answered, so they are sent again, each once,
+        and no reply read is asked for twice.  A new connection that carried
+        one reply or none means a server that closes after each: pipelining
+        gains nothing there, so the origin takes the task path.
+        """
+        once = self.answered <= 1 and not self.reused
         await self._drop_connection()
         items = self._take_outstanding()
-        if fresh:  # a new connection that answered nothing: not a keep-alive limit; stop pipelining here
+        if once:
             self.work.disable()
             await self._general(items)
-            return
-        await self._send(items)
+        elif items:
+            await self._send(items)
 
     async def _drop_connection(self) -> None:
+        self.closing = False
         if self.connection is not None:
             connection, self.connection = self.connection, None
             await connection.aclose()
@@ -285,16 +323,21 @@ class _Lane:
                         raise _Closed
                     raise _Broken(disable=True)
         except FetchError as error:  # silent, too slow, reset: this URL fails as on the task path
+            if not isinstance(error, Timeout) and len(self.buffer) == self.position and (self.answered or self.reused):
+                # A reset where the next reply would start, on a connection that answered (or was
+                # idle in the pool): a server ending the connection abruptly, its unread requests
+                # with it.  Nothing of this reply arrived: sent again, as after a close.
+                raise _Closed from None
             self.outstanding.popleft()
             await self.work.failed(item, error)
             raise _Broken(disable=False) from None
         head = bytes(self.buffer[self.position : end + 4])
         reply = parse_head(head)
         status = reply.status_code if reply is not None else 0
-        if reply is None or reply.length is None or not reply.keep_alive or status == 206:
+        if reply is None or reply.length is None or status == 206:
             raise _Broken(disable=True)
         self.reader.sent_request()
-        fields = _Fields(reply.headers)
+        fields = Fields(reply.headers)
         if not self.reader.accept_counted(fields.count, STATUS_OVERHEAD + len(reply.reason) + fields.size,
                                           fields.longest):  # fmt: skip
             raise _Broken(disable=True)  # over a cap: the task path reports it
@@ -303,6 +346,9 @@ class _Lane:
         self.position = end + 4
         self.outstanding.popleft()
         self.answered += 1
+        # The server ends the connection after this reply (read whole, as any other); `run` then
+        # sends what is still in flight on a new connection.
+        self.closing = not reply.keep_alive
         if status < 300:
             await self._document(item, url, fields, reply.length, status)
             return
@@ -341,7 +387,7 @@ class _Lane:
             raise _Broken(disable=False) from None
         return b"".join(parts)
 
-    def _decoded_error_body(self, fields: _Fields, body: bytes) -> bytes:
+    def _decoded_error_body(self, fields: Fields, body: bytes) -> bytes:
         if not fields.codings:
             return body
         try:
@@ -373,7 +419,7 @@ class _Lane:
             remaining -= take
             yield piece
 
-    async def _document(self, item: LaneItem, url: HttpURL, fields: _Fields, length: int, status: int = 200) -> None:
+    async def _document(self, item: LaneItem, url: HttpURL, fields: Fields, length: int, status: int = 200) -> None:
         work = self.work
         settings = self.client.settings
         try:
@@ -437,49 +483,3 @@ class _Lane:
         if len(self._modified) < 1024:
             self._modified[value] = stamp
         return stamp
-
-
-class _Fields:
-    """The few header values the lane needs, read from the raw pairs (names compared case-insensitively)."""
-
-    __slots__ = ("codings", "content_type", "count", "disposition", "etag", "last_modified", "location", "longest",
-                 "size")  # fmt: skip
-
-    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
-        self.codings: list[str] = []
-        self.content_type: str | None = None
-        self.last_modified: bytes | None = None
-        self.location: str | None = None
-        self.disposition: str | None = None
-        self.etag: str | None = None
-        # What ReplyReader's caps count, in the same pass: fields, their bytes, the longest line.
-        size = longest = 0
-        for name, value in raw:
-            line = len(name) + len(value)
-            size += line
-            if line > longest:
-                longest = line
-            kind = _WANTED.get(name.lower())
-            if kind is None:
-                continue
-            if kind == 0:
-                self.content_type = value.decode("latin-1")
-            elif kind == 1:
-                self.last_modified = value
-            elif kind == 2:
-                self.codings += [c.strip().lower() for c in value.decode("latin-1").split(",") if c.strip()]
-            elif kind == 3:
-                self.location = value.decode("latin-1")
-            elif kind == 4:
-                self.disposition = value.decode("latin-1")
-            else:
-                self.etag = value.decode("latin-1")
-        self.count = len(raw)
-        self.size = size + FIELD_OVERHEAD * len(raw)
-        self.longest = longest + FIELD_OVERHEAD if raw else 0
-
-
-#: The fields `_Fields` reads, by lower-cased name.
-_WANTED = {b"content-type": 0, b"last-modified": 1, b"content-encoding": 2, b"location": 3,
-           b"content-disposition": 4, b"etag": 5}  # fmt: skip
-

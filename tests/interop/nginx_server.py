@@ -31,8 +31,17 @@ def find_nginx() -> str | None:
     return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
 
 
-def config(content: Path, state: Path, port: int, *, ftp_port: int = 21) -> str:
-    """The nginx.conf text (see the module docstring)."""
+def config(content: Path, state: Path, port: int, *, ftp_port: int = 21, keepalive_requests: int = 10000,
+           tls: tuple[int, Path, Path] | None = None) -> str:  # fmt: skip
+    """The nginx.conf text (see the module docstring).
+
+    `keepalive_requests`: replies per connection before nginx closes it (its
+    own default is 1,000); `tls`: (port, certificate, key) to listen on with
+    TLS as well.
+    """
+    tls_listen = ""
+    if tls is not None:
+        tls_listen = f"listen 127.0.0.1:{tls[0]} ssl; ssl_certificate {tls[1]}; ssl_certificate_key {tls[2]};"
     chain = "\n".join(
         f"        location = /redirect-chain/{i} {{ return 302 /redirect-chain/{i - 1}; }}" for i in range(1, 21)
     )
@@ -61,7 +70,7 @@ http {{
     scgi_temp_path        {state}/tmp/scgi;
     sendfile on;
     keepalive_timeout 65s;
-    keepalive_requests 10000;
+    keepalive_requests {keepalive_requests};
     server_tokens on;
     gzip on;
     gzip_min_length 20;
@@ -72,6 +81,7 @@ http {{
 
     server {{
         listen 127.0.0.1:{port};
+        {tls_listen}
         server_name 127.0.0.1 localhost;
         root {content};
         index index.html;
@@ -153,8 +163,9 @@ _VALIDATORS = re.compile(r'"([^"]*)" (\d+) (\d+) "([^"]*)" "([^"]*)"')
 
 
 @contextmanager
-def run_nginx(content: Path, *, nginx: str, ftp_port: int = 21) -> Iterator[Nginx]:
-    """Start nginx on a free port serving `content`; stop it and remove its state on exit."""
+def run_nginx(content: Path, *, nginx: str, ftp_port: int = 21, keepalive_requests: int = 10000,
+              tls: tuple[int, Path, Path] | None = None) -> Iterator[Nginx]:  # fmt: skip
+    """Start nginx on a free port serving `content`; stop it and remove its state on exit (`config` for the rest)."""
     state = public_tempdir("fetcher-nginx-")
     try:
         for sub in ("logs", "tmp/body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi"):
@@ -164,7 +175,8 @@ def run_nginx(content: Path, *, nginx: str, ftp_port: int = 21) -> Iterator[Ngin
                 shutil.chown(sub, "nobody")
         port = free_port()
         conf = state / "nginx.conf"
-        conf.write_text(config(content, state, port, ftp_port=ftp_port))
+        conf.write_text(config(content, state, port, ftp_port=ftp_port, keepalive_requests=keepalive_requests,
+                               tls=tls))  # fmt: skip
         argv = [nginx, "-p", str(state), "-c", str(conf), "-e", str(state / "logs" / "error.log")]
         check = subprocess.run([*argv, "-t"], capture_output=True, text=True)
         if check.returncode != 0:
