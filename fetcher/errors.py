@@ -22,7 +22,7 @@ class FetchError(Exception):
     def __init__(self, message: str, *, hint: str | None = None, url: str | None = None) -> None:
         # Passwords of URLs quoted in a message never reach the user's screen
         # or logs (the parser is loaded by the time anything fails).
-        from fetcher.url.values import redact
+        from fetcher.text import mask_secrets as redact
 
         message = redact(message)
         super().__init__(message)
@@ -37,7 +37,7 @@ class FetchError(Exception):
 
     @url.setter
     def url(self, value: str | None) -> None:
-        from fetcher.url.values import redact
+        from fetcher.text import mask_secrets as redact
 
         self._url = redact(value) if value is not None else None
 
