@@ -18,7 +18,7 @@ import trio
 
 from fetcher import Client, FetchError, parse_url
 from fetcher.cli.render import tree_parts
-from fetcher.disk.sink import save
+from fetcher.disk.save import save
 
 
 async def mirror(start: str, out: Path, depth: int) -> None:

@@ -41,12 +41,12 @@ _EXPORTS = {
     "Fetched": "client",
     "Outcome": "client",
     "fetch": "client",
-    "FetchAll": "batch",
-    "Outcomes": "batch",
+    "FetchAll": "bulk.batch",
+    "Outcomes": "bulk.batch",
     "fetch_sync": "sync",
     "download_sync": "sync",
     "fetch_all_sync": "sync",
-    "Download": "sink",
+    "Download": "disk.writer",
     "Settings": "settings",
     "SettingsOverrides": "settings",
     "Limits": "settings",
@@ -130,7 +130,7 @@ if TYPE_CHECKING:
     from fetcher.client import Outcome as Outcome
     from fetcher.client import Session as Session
     from fetcher.client import fetch as fetch
-    from fetcher.disk.sink import Download as Download
+    from fetcher.disk.writer import Download as Download
     from fetcher.errors import AuthError as AuthError
     from fetcher.errors import ConnectError as ConnectError
     from fetcher.errors import FetchError as FetchError

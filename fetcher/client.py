@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from fetcher import guard
-from fetcher.disk.sink import Download, partial_path, partial_size, save
+from fetcher.disk.names import partial_path, partial_size
+from fetcher.disk.save import save
+from fetcher.disk.writer import Download
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
 from fetcher.net import aio
 from fetcher.net.connection import Budget, Connection, current_budget, open_connection, trace

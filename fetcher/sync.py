@@ -28,7 +28,7 @@ from typing import Any, TypeVar, Unpack
 import trio
 
 from fetcher.client import Client, Fetched, Outcome
-from fetcher.disk.sink import Download
+from fetcher.disk.writer import Download
 from fetcher.settings import Settings, SettingsOverrides
 from fetcher.url import URL
 

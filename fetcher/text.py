@@ -65,9 +65,12 @@ class LazyPatterns:
 class _Patterns(LazyPatterns):
     #: `scheme://user:password@` (only text with an "@" is searched).
     url_password: re.Pattern[str]
+    #: RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE; etagc = %x21 / %x23-7E / obs-text.
+    entity_tag: re.Pattern[str]
 
 
-_PATTERNS = _Patterns(url_password=r"(?i)\b([a-z][a-z0-9+.-]*://[^/?#@\s:]*):([^/?#@\s]*)@")
+_PATTERNS = _Patterns(url_password=r"(?i)\b([a-z][a-z0-9+.-]*://[^/?#@\s:]*):([^/?#@\s]*)@",
+                      entity_tag=r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')  # fmt: skip
 
 
 def is_unsafe_char(char: str) -> bool:
@@ -155,6 +158,23 @@ def mask_secrets(text: str) -> str:
 def safe_text(text: str) -> str:
     """One log or terminal line: passwords masked, everything a terminal acts on escaped."""
     return escape(mask_secrets(text))
+
+
+#: Longest entity-tag kept (nginx's are ~20 characters, Apache's ~30; a longer one is not a validator).
+MAX_TAG = 512
+
+
+def valid_tag(value: object) -> str | None:
+    """The tag if it is a well-formed entity-tag of sensible length, else None.
+
+    A server's ETag goes back into request headers (If-None-Match, If-Range)
+    and into files (-N's store, a `.part`'s resume record): only RFC 9110's
+    syntax passes, so no server text reaches a header unchecked.
+    """
+    if not isinstance(value, str) or len(value) > MAX_TAG:
+        return None
+    value = value.strip(" \t")
+    return value if _PATTERNS.entity_tag.fullmatch(value) else None
 
 
 class SafeFormatter(logging.Formatter):

@@ -50,3 +50,39 @@ def test_the_same_behaviour_on_both_loops(loop: str) -> None:
 def test_anyio_run_on_trio_takes_trio_calls() -> None:
     seen = anyio.run(_exercise, backend="trio")
     assert seen["scope_type"] == "trio" and seen["deadline_caught"] is True
+
+
+async def _take_turns(lock: aio.Lock) -> tuple[list[str], str]:
+    """Two tasks want the lock; the second asks while the first holds it and gets it only after."""
+    order: list[str] = []
+    held = aio.event()
+
+    async def first() -> None:
+        async with lock:
+            order.append("first in")
+            held.set()
+            for _ in range(5):
+                await aio.checkpoint()  # the second task runs meanwhile and waits
+            order.append("first out")
+
+    async def second() -> None:
+        await held.wait()
+        order.append("second asks")
+        async with lock:
+            order.append("second in")
+
+    async with aio.open_nursery() as nursery:
+        nursery.start_soon(first)
+        nursery.start_soon(second)
+    return order, type(lock._lock).__module__.split(".")[0]
+
+
+def test_a_lock_made_outside_any_loop_serves_either_loop() -> None:
+    # The WARC recorder is built before the loop starts: its lock is made on first use, by the
+    # library then running (trio's own on trio, no anyio), and made again for a later run on the other.
+    lock = aio.Lock()
+    expected = ["first in", "second asks", "first out", "second in"]
+    assert trio.run(_take_turns, lock) == (expected, "trio")
+    assert not lock.locked()
+    assert asyncio.run(_take_turns(lock)) == (expected, "anyio")
+    assert trio.run(_take_turns, lock) == (expected, "trio")

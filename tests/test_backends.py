@@ -42,6 +42,7 @@ from tests.servers.wais import serving as wais_serving
 BACKENDS = pytest.mark.parametrize("backend", ["trio", "asyncio"])
 HELLO = b"Hello from both loops.\n"
 BIG = bytes(range(256)) * 1024  # 256 KiB: several reads
+LARGE = bytes(range(256)) * 12_000  # 3 MB: past the sink's 1 MiB small-body limit
 NO_PROXY = {"http_proxy": "", "https_proxy": "", "HTTPS_PROXY": "", "no_proxy": "", "NO_PROXY": ""}
 
 T = TypeVar("T")
@@ -89,6 +90,7 @@ def http_server(tls: ssl.SSLContext | None = None) -> Callable[[], AbstractAsync
         server = HTTPTestServer(tls=tls)
         server.add("/hello.txt", HELLO)
         server.add("/big.bin", BIG, content_type="application/octet-stream")
+        server.add("/large.bin", LARGE, content_type="application/octet-stream")
         for number in range(6):
             server.add(f"/n{number}.txt", b"document %d\n" % number)
 
@@ -173,6 +175,23 @@ def test_download_resumes_a_part_file(backend: str, tmp_path: Path) -> None:
     assert target.read_bytes() == BIG
     assert not (tmp_path / "big.bin.part").exists()
     assert server.requests[0].header("range") == "bytes=5000-"
+
+
+@BACKENDS
+def test_a_large_http_download_streams_through_the_writer_task_on_both_loops(backend: str, tmp_path: Path) -> None:
+    # Not a direct body and past the small-body limit: a writer task drains batches from the loop's
+    # own channel (fetcher.net.aio: trio's on trio, anyio's on asyncio) while the loop receives.
+    target = tmp_path / "large.bin"
+    with in_thread(http_server()) as server:
+
+        async def main() -> fetcher.Download:
+            async with Client() as client:
+                return await client.download(server.url("/large.bin"), target)
+
+        result = run(backend, main)
+    assert target.read_bytes() == LARGE
+    assert result.bytes == len(LARGE) and result.sha256 == hashlib.sha256(LARGE).hexdigest()
+    assert not (tmp_path / "large.bin.part").exists()
 
 
 @BACKENDS

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fetcher.mirror.etags import STATE_NAME, EtagStore, valid_tag
+from fetcher.mirror.etags import STATE_NAME, EtagStore
+from fetcher.text import valid_tag
 
 
 def test_only_well_formed_entity_tags_are_kept() -> None:

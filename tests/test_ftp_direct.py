@@ -22,7 +22,7 @@ import pytest
 import trio
 
 from fetcher import Client
-from fetcher.disk.sink import save
+from fetcher.disk.save import save
 from fetcher.errors import Timeout, TooLarge, TransientError
 from tests.conftest import run_fetch
 from tests.servers.ftp_fake import FakeFtpServer, Faults, serving
@@ -149,27 +149,28 @@ async def test_a_file_that_takes_spliced_bytes_slowly_gets_the_rest_by_reads(
     # Splicing into the file blocks the event loop for as long as the file takes the bytes; where
     # that pace falls below SLOW_DRAIN (a throttled disk), the rest of the body goes by reads and
     # a writer thread.  The file gets the same bytes either way, and a fast file keeps splicing.
-    import fetcher.disk.sink as sink
+    import fetcher.disk.direct as direct
+    from fetcher.disk.partfile import PartFile
 
     body = b"".join(index.to_bytes(4, "big") * 256 for index in range(40 * 1024))  # 40 MiB
-    real_drain, real_receive = sink._PartFile.drain_pipe, sink._receive_direct
+    real_drain, real_receive = PartFile.drain_pipe, direct.receive_direct
     drained: list[int] = []
     received: list[int] = []
 
-    def drain(self: sink._PartFile, pipe: int, count: int) -> None:
+    def drain(self: PartFile, pipe: int, count: int) -> None:
         real_drain(self, pipe, count)
         drained.append(count)
         if slow:
-            time.sleep(2 * sink.SLOW_DRAIN * count / (1 << 20))
+            time.sleep(2 * direct.SLOW_DRAIN * count / (1 << 20))
 
     async def receive(*args: Any) -> int:
         received.append(await real_receive(*args))
         return received[-1]
 
-    monkeypatch.setattr(sink._PartFile, "drain_pipe", drain)
-    monkeypatch.setattr(sink, "_receive_direct", receive)
+    monkeypatch.setattr(PartFile, "drain_pipe", drain)
+    monkeypatch.setattr(direct, "receive_direct", receive)
     if not slow:
-        monkeypatch.setattr(sink, "SLOW_DRAIN", 1e9)  # whatever this machine's pace, no switch
+        monkeypatch.setattr(direct, "SLOW_DRAIN", 1e9)  # whatever this machine's pace, no switch
     async with serving(FakeFtpServer({"/big.bin": body})) as server:
         async with Client() as client:
             async with client.open(f"{server.url}/big.bin") as resource:
@@ -178,7 +179,7 @@ async def test_a_file_that_takes_spliced_bytes_slowly_gets_the_rest_by_reads(
     assert (tmp_path / "big.bin").read_bytes() == body and done.bytes == len(body)
     assert not (tmp_path / "big.bin.part").exists()
     if slow:
-        assert sink.DRAIN_WINDOW <= sum(drained) < sink.DRAIN_WINDOW + (1 << 20)  # one window, then reads
+        assert direct.DRAIN_WINDOW <= sum(drained) < direct.DRAIN_WINDOW + (1 << 20)  # one window, then reads
         assert received == [len(body) - sum(drained)]
     else:
         assert sum(drained) == len(body) and received == []

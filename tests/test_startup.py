@@ -128,6 +128,23 @@ async def test_http_fetch_imports_only_what_http_needs(nursery: trio.Nursery, tm
     assert heavy_in(names, HEAVY_FOR_HTTP) == []
 
 
+async def test_a_large_http_download_streams_without_anyio(nursery: trio.Nursery, tmp_path: Path) -> None:
+    # Past the sink's 1 MiB small-body limit an HTTP body goes through the streaming writer: a writer
+    # task and a channel, trio's own on trio (fetcher.net.aio), so the disk layer loads no anyio.
+    body = bytes(range(256)) * 8192  # 2 MiB
+    server = HTTPTestServer()
+    await nursery.start(server.serve)
+    server.add("/large.bin", body, content_type="application/octet-stream")
+    target = tmp_path / "large.bin"
+    result = await trio.to_thread.run_sync(lambda: run_logged("-o", str(target), server.url("/large.bin")))
+    assert result.returncode == 0, result.stderr[-500:]
+    assert target.read_bytes() == body
+    names = imported(result.stderr)
+    assert "fetcher.disk.save" in names  # the log covers the write itself
+    # json writes the `.part`'s resume record (fetcher.disk.resume), as a streamed body should.
+    assert heavy_in(names, tuple(name for name in HEAVY_FOR_HTTP if name != "json")) == []
+
+
 def test_file_bulk_imports_no_socket_library(tmp_path: Path) -> None:
     # The bulk path's nurseries, semaphores and channels are trio's own on trio (fetcher.net.aio), not anyio's.
     urls = []

@@ -8,7 +8,7 @@ FTP: "> " sent, "< " received, "* " notes), or a dialogue alone (a redirect
 or resolution hop: `metadata`).  How one record goes into the file is
 `fetcher.archive.records`'s job.
 
-Records are written by one writer at a time (an anyio lock; large ones in a
+Records are written by one writer at a time (a lock of `fetcher.net.aio`; large ones in a
 worker thread so other transfers keep moving), one gzip member each, and
 only for retrievals that completed or were answered (an HTTP error page, an
 FTP 550's dialogue).
@@ -31,8 +31,6 @@ import signal
 import threading
 from collections.abc import Sequence
 from typing import Any
-
-import anyio
 
 from fetcher.archive.cdx import status_and_type
 from fetcher.archive.gzip_members import SAMPLE, incompressible
@@ -68,7 +66,7 @@ class WarcRecorder(RecordWriter):
         #: --warc-deflate always: a record deflated in place stays deflated however fast the bytes
         #: arrive (the smaller archive over the faster transfer; see HURRY_BACKLOG).
         self.always_deflate = always_deflate
-        self._lock = anyio.Lock()
+        self._lock = aio.Lock()
         #: The record being written in place at the end of the file, if any.
         self._in_place: InPlace | None = None
         #: Captures that completed while a record was written in place: written after it.
@@ -145,7 +143,7 @@ class WarcRecorder(RecordWriter):
     def sink(self, spool: Spool, url: str, early: bytes) -> Sink | None:
         """Take a large payload's bytes as they arrive, in place at the end of the file, if it is free."""
         # Not while a worker thread appends to the file; a task holding the lock but not yet
-        # writing (anyio's acquire yields) finds the record in place and waits for it.
+        # writing (the lock's acquire yields, on trio as on asyncio) finds the record in place and waits for it.
         if self._file is None or self._in_place is not None or self._threaded or self._waiting:
             return None
         content_type = "application/http; msgtype=response" if spool.message else "x" * CONTENT_TYPE_ROOM

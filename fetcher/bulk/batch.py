@@ -24,7 +24,7 @@ from fetcher.url import URL, parse_url
 
 if TYPE_CHECKING:
     from fetcher.client import Client, Fetched, Origin, Outcome
-    from fetcher.disk.sink import Download
+    from fetcher.disk.writer import Download
 
 #: Outcomes that may wait for the caller before a worker waits for room.
 OUTCOME_BUFFER = 256

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from fetcher import guard
 from fetcher.client import Fetched, Outcome
-from fetcher.disk.sink import BodyWriter, Directories, check_length
+from fetcher.disk.place import Directories
+from fetcher.disk.writer import BodyWriter, check_length
 from fetcher.errors import FetchError
 from fetcher.net import aio
 from fetcher.registry import get_handler
@@ -38,7 +39,7 @@ from fetcher.url import URL
 
 if TYPE_CHECKING:
     from fetcher.client import Client
-    from fetcher.disk.sink import Download
+    from fetcher.disk.writer import Download
     from fetcher.resource import Resource
 
 #: Queued lane URLs (all keys together) before the feeder waits: bounds memory

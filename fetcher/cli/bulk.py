@@ -27,7 +27,9 @@ from fetcher.cli.layout import Layout, load_done, make_dirs, name_digest
 from fetcher.cli.progress import NoProgress
 from fetcher.cli.render import listing_json
 from fetcher.client import Client, Fetched, Outcome
-from fetcher.disk.sink import Download, into_place, output_error, partial_path, write_file
+from fetcher.disk.names import output_error, partial_path
+from fetcher.disk.place import into_place
+from fetcher.disk.writer import Download, write_file
 from fetcher.errors import FetchError, OutputError, UnsafeURL, URLError, UsageError
 from fetcher.net import aio
 from fetcher.resource import Entry

@@ -17,7 +17,7 @@ import sys
 #: Descriptors one transfer may hold at once: an FTP control and data connection and the file written.
 PER_TRANSFER = 3
 #: Descriptors the run holds besides its transfers: standard streams, the event loop's, the -i list,
-#: the manifest, the directories written into (`sink.Directories`), a WARC file, modules imported late.
+#: the manifest, the directories written into (`fetcher.disk.place.Directories`), a WARC file, modules imported late.
 RESERVED = 48
 
 

@@ -241,7 +241,7 @@ def make_dirs(root: Path, directory: Path) -> None:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        from fetcher.disk.sink import output_error
+        from fetcher.disk.names import output_error
 
         raise output_error(error, root) from None
     current = root
@@ -253,7 +253,7 @@ def make_dirs(root: Path, directory: Path) -> None:
         except FileExistsError:
             pass
         except OSError as error:
-            from fetcher.disk.sink import output_error
+            from fetcher.disk.names import output_error
 
             raise output_error(error, current) from None
         info = os.lstat(current)

@@ -265,11 +265,12 @@ def _main(args: argparse.Namespace) -> int:
         gc.freeze()
         gc.enable()
 
+    from fetcher.cli.own_files import of_run
     from fetcher.cli.serial import prints_documents
     from fetcher.disk.reserved import reserving
 
     try:
-        with reserving(args), _archive(args):
+        with reserving(of_run(args)), _archive(args):
             if is_bulk(args) and not prints_documents(args):
                 from fetcher.cli.bulk import run_bulk
 

@@ -104,7 +104,7 @@ async def run_one(client: Client, text: str, args: argparse.Namespace) -> Done:
 
 def _in_place(target: Path) -> bool:
     """The user's -o names something written where it is (a special file, a descriptor through /proc)."""
-    from fetcher.disk.sink import inspect_target
+    from fetcher.disk.names import inspect_target
 
     return descriptor_link(target) or inspect_target(target) == "special"
 
@@ -113,9 +113,10 @@ async def _attempt(
     client: Client, url: Any, args: argparse.Namespace, target: Path | None, *, resume: bool, done: Done
 ) -> Done:
     from fetcher.cli import render
+    from fetcher.disk.names import partial_path, partial_size
     from fetcher.disk.reserved import refuse_reserved
     from fetcher.disk.resume import recorded, restart_note
-    from fetcher.disk.sink import partial_path, partial_size, save
+    from fetcher.disk.save import save
 
     offset = partial_size(target) if target is not None and resume else 0
     validators = recorded(partial_path(target)) if target is not None and offset else None
@@ -184,7 +185,7 @@ def through_links(path: Path) -> Path:
     link, the target gets the bytes, and the rename keeps its atomicity.  A
     dangling link creates the file it names.  A link to a directory and a
     loop of links are refused with their own message.  (Names a server or a
-    URL chooses are never followed: see `fetcher.disk.sink`.)
+    URL chooses are never followed: see `fetcher.disk.place`.)
     """
     from fetcher.errors import OutputError
 
@@ -257,8 +258,8 @@ def _nothing_to_add(resource: Resource, size: int) -> str | None:
 
 def _adopt(target: Path) -> None:
     """The user's partial FILE becomes FILE.part, which the rest is appended to and renamed back when complete."""
+    from fetcher.disk.names import partial_path
     from fetcher.disk.resume import forget
-    from fetcher.disk.sink import partial_path
     from fetcher.errors import OutputError
 
     part = partial_path(target)
@@ -357,7 +358,8 @@ def print_resource_meta(resource: Resource, args: argparse.Namespace, target: An
         assert resource.advisory is not None
         text = render.advisory_json(resource.advisory) if args.json else render.advisory_text(resource.advisory)
     if target is not None:
-        from fetcher.disk.sink import inspect_target, output_error, write_file
+        from fetcher.disk.names import inspect_target, output_error
+        from fetcher.disk.writer import write_file
 
         data = text.encode("utf-8", "surrogateescape")
         descriptor = bool(args.output) and descriptor_link(target)

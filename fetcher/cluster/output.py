@@ -1,6 +1,6 @@
 """Where a cluster run's files go: a shared directory, or an fsspec URL (`-d s3://bucket/prefix`).
 
-A worker's `Client` writes documents to local paths (`fetcher.disk.sink`: `.part`,
+A worker's `Client` writes documents to local paths (`fetcher.disk.save`: `.part`,
 then a rename).  For an fsspec output the worker gives it a staging
 directory of its own, and once a document is complete, streams it to the
 output in 1 MiB blocks and removes the staged copy:
@@ -28,7 +28,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from fetcher.disk.sink import Download
+from fetcher.disk.writer import Download
 from fetcher.errors import UsageError
 from fetcher.text import mask_secrets
 from fetcher.url import URL

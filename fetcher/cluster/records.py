@@ -22,7 +22,7 @@ from fetcher.cluster.output import Journal, journaled_download
 from fetcher.cluster.shards import Item
 from fetcher.cluster.ship import batch_id
 from fetcher.cluster.worker import Shipped, _pack_error, _unpack_error
-from fetcher.disk.sink import Download
+from fetcher.disk.writer import Download
 from fetcher.errors import FetchError
 from fetcher.url import URL
 

@@ -34,7 +34,7 @@ import trio
 
 from fetcher.client import Client, Outcome
 from fetcher.cluster.output import Journal, filesystem, journaled_download, parallel_uploads, upload
-from fetcher.disk.sink import Download
+from fetcher.disk.writer import Download
 from fetcher.errors import FetchError, OutputError
 from fetcher.settings import Settings
 from fetcher.url import URL, parse_url

@@ -18,22 +18,17 @@ can be spelled many ways:
   same file (device and inode) as one of the run's own?  This catches hard
   links and other spellings; the sink asks it only when the target exists.
 
-`reserving(args)` makes a run's set the one the sink consults (the command
-sets it; a library caller has none, and nothing is checked).
+`reserving(reserved)` makes a run's set the one the sink consults (the
+command builds it from its options, `fetcher.cli.own_files.of_run`; a
+library caller has none, and nothing is checked).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-#: `fetcher.mirror.etags.STATE_NAME`, spelled here so a run need not import that module (and json) to know it.
-_ETAG_STORE = ".fetch-etags.jsonl"
-#: The name of a cluster run's journal directories and WARC staging beside the output (fetcher.cluster).
-_CLUSTER_PREFIXES = (".fetch-cluster-", ".fetch-warc-")
 
 
 class Reserved:
@@ -107,40 +102,6 @@ class Reserved:
         return (info.st_dev, info.st_ino) in self._identities
 
 
-def of_run(args: argparse.Namespace) -> Reserved:
-    """The files a `fetch` run with these arguments reads or writes besides its documents."""
-    exact: list[str] = []
-    families: list[tuple[str, str, tuple[str, ...]]] = []
-    for name in ("manifest", "skip_done", "input_file", "netrc_file", "dump_header"):
-        value = getattr(args, name, None)
-        if isinstance(value, str) and value and value != "-":
-            exact.append(value)
-    exact += [path for path in getattr(args, "config", None) or [] if isinstance(path, str)]
-    if not getattr(args, "no_config", False):
-        from fetcher.cli.config import default_path
-
-        exact.append(str(default_path()))
-    if not getattr(args, "no_netrc", False) and not getattr(args, "netrc_file", None):
-        exact.append(os.environ.get("NETRC") or os.path.expanduser("~/.netrc"))
-    warc = getattr(args, "warc_file", None)
-    if isinstance(warc, str) and warc:
-        base = warc
-        for suffix in (".warc.gz", ".warc"):
-            if base.endswith(suffix):
-                base = base[: -len(suffix)]
-        exact += [base + ".warc.gz", base + ".cdxj"]
-        directory, stem = os.path.split(base)
-        families.append((directory or os.curdir, stem + "-", (".warc.gz", ".cdxj")))
-        families += [(directory or os.curdir, prefix, ()) for prefix in _CLUSTER_PREFIXES]
-    output = getattr(args, "directory", None)
-    if isinstance(output, str) and output and "://" not in output:
-        # -N's ETag store and a cluster run's journals start with "." there, which no name a server or a
-        # URL gives ever does (`safe_filename`): the store is also reserved by the run itself (`Layout.reserve`).
-        exact.append(os.path.join(output, _ETAG_STORE))
-        families += [(output, prefix, ()) for prefix in _CLUSTER_PREFIXES]
-    return Reserved(exact, families)
-
-
 #: The set the sink and `Layout` consult: the running command's, or none.
 _current: Reserved | None = None
 
@@ -150,10 +111,10 @@ def current() -> Reserved | None:
 
 
 @contextmanager
-def reserving(args: argparse.Namespace) -> Iterator[Reserved]:
-    """While the run lasts, `current()` is its set of own files."""
+def reserving(reserved: Reserved) -> Iterator[Reserved]:
+    """While the run lasts, `current()` is its set of own files (`reserved`)."""
     global _current
-    saved, _current = _current, of_run(args)
+    saved, _current = _current, reserved
     try:
         yield _current
     finally:

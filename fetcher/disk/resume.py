@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fetcher.text import valid_tag
+
 if TYPE_CHECKING:
     from fetcher.resource import Resource
 
@@ -63,8 +65,6 @@ class Validators:
     def of(cls, resource: Resource) -> Validators:
         """What a response says about its document.  A content-coded body's ETag names the coded
         bytes, not the decoded ones the `.part` holds (a resume asks for identity): not kept."""
-        from fetcher.mirror.etags import valid_tag  # etags loads json: only a transfer that records needs it
-
         coded = bool(resource.metadata.get("content_encoding"))
         return cls(
             etag=None if coded else valid_tag(resource.metadata.get("etag")),
@@ -168,8 +168,6 @@ def recorded(partial: Path | str) -> Validators | None:
         data = None
     if not isinstance(data, dict):
         return None
-    from fetcher.mirror.etags import valid_tag
-
     found = Validators(etag=valid_tag(data.get("etag")), modified=_count(data.get("modified")),
                        length=_count(data.get("length")))  # fmt: skip
     return found or None

@@ -251,6 +251,54 @@ def event() -> Event:
     return anyio.Event()
 
 
+class Lock:
+    """A lock for tasks of one event loop, made on first use by the library that runs it.
+
+    It can be created where no loop runs yet (a recorder built before
+    `trio.run`), and what it holds is trio's own lock on trio (no anyio
+    import) and anyio's on asyncio.  Released, it may serve a later run on
+    either library (it is made again for the other one).
+    """
+
+    __slots__ = ("_lock", "_trio")
+
+    def __init__(self) -> None:
+        self._lock: Any = None
+        #: The lock is trio's (else anyio's).
+        self._trio = False
+
+    def _made(self) -> Any:
+        on = on_trio()
+        if self._lock is None or (self._trio != on and not self._lock.locked()):
+            if on:
+                import trio
+
+                self._lock = trio.Lock()
+            else:
+                import anyio
+
+                self._lock = anyio.Lock()
+            self._trio = on
+        return self._lock
+
+    def locked(self) -> bool:
+        return self._lock is not None and bool(self._lock.locked())
+
+    async def acquire(self) -> None:
+        await self._made().acquire()
+
+    def release(self) -> None:
+        self._made().release()
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+
 def open_nursery() -> AbstractAsyncContextManager[Nursery]:
     """A nursery (trio) or task group (anyio): `async with aio.open_nursery() as nursery:`."""
     if on_trio():

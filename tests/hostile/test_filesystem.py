@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from fetcher.cli.layout import PATH_MAX, Layout, load_done
 from fetcher.cli.main import build_parser, main, settings_from_args
-from fetcher.disk.sink import Directories
+from fetcher.disk.place import Directories
 from fetcher.text import NAME_MAX, fit_name, safe_filename
 from fetcher.url import parse_url
 from tests.conftest import run_fetch
@@ -219,7 +219,7 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     except OSError:  # no mount(8) here
         mounted = False
     if not mounted:
-        import fetcher.disk.sink
+        import fetcher.disk.partfile
 
         real_fdopen = os.fdopen
 
@@ -244,7 +244,7 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
             raw = real_fdopen(fd, mode, *args)  # type: ignore[call-overload]
             return Full(raw) if "w" in mode or "+" in mode else raw
 
-        monkeypatch.setattr(fetcher.disk.sink.os, "fdopen", fdopen)
+        monkeypatch.setattr(fetcher.disk.partfile.os, "fdopen", fdopen)
     try:
         yield where
     finally:
@@ -468,7 +468,7 @@ def test_flat_names_take_the_short_way_to_the_same_paths(steps: list[tuple[str, 
 def test_inspect_target_names_what_is_there_following_symlinks(tmp_path: Path) -> None:
     # The check before a rename: a planted directory, FIFO or symlink to one is seen as such;
     # only a name with nothing behind it (nothing at all, or a dangling symlink) is "missing".
-    from fetcher.disk.sink import inspect_target
+    from fetcher.disk.names import inspect_target
 
     (tmp_path / "file").write_bytes(b"x")
     (tmp_path / "dir").mkdir()
@@ -498,7 +498,7 @@ def test_a_small_body_survives_short_writes(
 ) -> None:
     # write(2) may take fewer bytes than asked (a signal, a nearly full disk): the rest follows,
     # and only the whole body is renamed into place.
-    from fetcher.disk.sink import BodyWriter
+    from fetcher.disk.writer import BodyWriter
 
     real_write = os.write
     calls = []
@@ -523,10 +523,10 @@ def test_a_small_body_survives_short_writes(
 @pytest.fixture(params=[True, False], ids=["renameat2", "check-then-replace"])
 def rename_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test of the rename into place runs with renameat2 and with the check-then-replace fallback."""
-    import fetcher.disk.sink as sink
+    import fetcher.disk.place as place
 
     if not request.param:
-        monkeypatch.setattr(sink, "_renameat2", False)
+        monkeypatch.setattr(place, "_renameat2", False)
 
 
 def test_a_small_body_goes_only_where_a_file_may_be(
@@ -535,7 +535,7 @@ def test_a_small_body_goes_only_where_a_file_may_be(
     # A small body is renamed into place only if nothing is at the target (RENAME_NOREPLACE, one
     # atomic call) or after the target check (where that call is missing): an old file or a dangling
     # symlink is replaced, a directory or a FIFO is refused and no .part is left beside it.
-    from fetcher.disk.sink import BodyWriter
+    from fetcher.disk.writer import BodyWriter
     from fetcher.errors import OutputError
 
     (tmp_path / "old").write_bytes(b"old")
@@ -579,15 +579,15 @@ def test_a_file_system_that_refuses_renameat2(
     # Any other failure is the user's error, named as every write failure is.
     import ctypes
 
-    import fetcher.disk.sink as sink
-    from fetcher.disk.sink import BodyWriter
+    import fetcher.disk.place as place
+    from fetcher.disk.writer import BodyWriter
     from fetcher.errors import OutputError
 
     def refusing(*args: object) -> int:
         ctypes.set_errno(code)
         return -1
 
-    monkeypatch.setattr(sink, "_renameat2", refusing)
+    monkeypatch.setattr(place, "_renameat2", refusing)
     writer = BodyWriter(parse_url("http://example.org/a.bin"), tmp_path / "a.bin", None, directories=directories)
     writer.write(b"body")
     if code == errno.EINVAL:
@@ -603,7 +603,8 @@ def test_a_directory_swapped_for_a_symlink_during_a_run_does_not_redirect_writes
     # A bulk run opens each directory it writes into once (Directories): a directory replaced by
     # a symlink after it was made and checked does not take the next file elsewhere; a removed
     # one fails the write (exit 9), and nothing is written anywhere.
-    from fetcher.disk.sink import BodyWriter, Directories
+    from fetcher.disk.place import Directories
+    from fetcher.disk.writer import BodyWriter
     from fetcher.errors import OutputError
 
     out, other = tmp_path / "out", tmp_path / "other"
@@ -639,7 +640,7 @@ def test_a_small_body_that_cannot_be_created_is_an_output_error(
 ) -> None:
     # Creating the .part failed (its directory is gone, no descriptor left): the URL's exit-9
     # error, not an OSError that ends the whole run with a traceback.
-    from fetcher.disk.sink import BodyWriter
+    from fetcher.disk.writer import BodyWriter
     from fetcher.errors import OutputError
 
     writer = BodyWriter(parse_url("http://example.org/a"), tmp_path / "gone" / "a", None, directories=directories)
@@ -663,7 +664,8 @@ def test_a_small_body_that_cannot_be_created_is_an_output_error(
 
 
 def test_open_directories_are_capped_and_closed(tmp_path: Path) -> None:
-    from fetcher.disk.sink import BodyWriter, Directories
+    from fetcher.disk.place import Directories
+    from fetcher.disk.writer import BodyWriter
 
     def open_here() -> int:
         """Descriptors of this process open on a directory below tmp_path (other threads' do not count)."""
@@ -691,7 +693,7 @@ def test_what_appears_at_the_name_during_a_transfer_is_not_replaced(tmp_path: Pa
     # A streamed body's target is checked before the first byte; something planted there while
     # the bytes arrive (a FIFO, a directory) is not renamed over at the end: the whole body stays
     # in .part.  A regular file that appears is replaced, as an old file is.
-    from fetcher.disk.sink import SMALL_BODY, BodyWriter
+    from fetcher.disk.writer import SMALL_BODY, BodyWriter
     from fetcher.errors import OutputError
 
     body = os.urandom(SMALL_BODY + 1000)

@@ -118,7 +118,7 @@ def test_a_document_is_not_renamed_onto_the_runs_own_file_by_another_spelling(tm
 
 
 def test_the_etag_store_name_is_the_one_etags_writes() -> None:
-    from fetcher.disk import reserved
+    from fetcher.cli import own_files
     from fetcher.mirror import etags
 
-    assert reserved._ETAG_STORE == etags.STATE_NAME
+    assert own_files._ETAG_STORE == etags.STATE_NAME
