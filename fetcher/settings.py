@@ -285,6 +285,7 @@ class SettingsOverrides(TypedDict, total=False):
     raw: bool
     max_size: int | None
     show_error_body: bool
+    head: bool
     query: str | None
     form: dict[str, str]
     article_range: tuple[int, int] | None
