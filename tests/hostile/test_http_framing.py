@@ -126,7 +126,7 @@ async def test_a_connection_cut_mid_reply_fails_that_url_and_no_other(nursery: t
         part = (out / f"{name}.part").read_bytes()
         assert body(name).startswith(part) and len(part) < len(body(name))
         (out / f"{name}.part").unlink()
-        # The task path keeps what the reply said of its document beside the .part (fetcher.resume): -C's record.
+        # The task path keeps what the reply said of its document beside the .part (fetcher.disk.resume): -C's record.
         (out / f"{name}.part.resume").unlink(missing_ok=True)
     assert_files(out, [name for name in names if name not in cut])
 
