@@ -1,4 +1,4 @@
-"""One exception tree; each class carries its exit code (README and docs/errors.md list them).
+"""One exception tree; each class carries its exit code (docs/errors.md lists them).
 
 Messages say what failed and why; `hint` says what the user can do about it.
 The CLI prints `fetch: <message>` and, on a second line, `hint: <hint>`.

@@ -139,7 +139,7 @@ def test_an_unknown_field_is_refused_naming_the_known_ones() -> None:
     assert known is not None and known.group(1).split(", ") == list(FIELDS)
 
 
-def test_the_readme_documents_every_field() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_command_page_documents_every_field() -> None:
+    page = (ROOT / "docs" / "command.md").read_text()
     for name, meaning in FIELDS.items():
-        assert f"| `%{{{name}}}` | {meaning} |" in readme, name
+        assert f"| `%{{{name}}}` | {meaning} |" in page, name

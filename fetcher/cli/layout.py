@@ -1,6 +1,6 @@
 """Where bulk and recursive runs put files, and what an earlier manifest says they own.
 
-Rules (the README's Safety section says them to users):
+Rules (docs/safety.md says them to users):
 
 - Every path component comes from `fetcher.text.safe_filename`: no `..`,
   no absolute path, no device name, no control or format character, at

@@ -276,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("-w", "--write-out", type=_write_out, metavar="FORMAT",
                      help="print FORMAT on stdout after each URL, bulk runs and -r too, with curl's fields: "
                      "%%{http_code} %%{url_effective} %%{size_download} %%{time_total} %%{remote_ip} %%{errormsg} "
-                     "%%{json} ... (README: -w); \\n \\t (default: nothing)")  # fmt: skip
+                     "%%{json} ... (docs/command.md: -w); \\n \\t (default: nothing)")  # fmt: skip
     out.add_argument("--max-size", type=_positive_size, metavar="SIZE",
                      help="stop with an error past SIZE bytes, e.g. 500K, 64M (default: no cap)")  # fmt: skip
     out.add_argument("--show-error-body", action="store_true", help="print the body of an HTTP error")
@@ -324,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     safety = parser.add_argument_group("safety and TLS")
     safety.add_argument("--limit", type=_limit, action="append", default=[], metavar="NAME=N",
                         help="raise or lower a cap on what a server can send, e.g. listing_entries=500000 "
-                        "(repeatable; default: the caps in README: Safety)")  # fmt: skip
+                        "(repeatable; default: the caps in docs/safety.md)")  # fmt: skip
     safety.add_argument("--allow-port", type=_port_list, action="append", default=[], metavar="PORT",
                         help="allow a port the guard refuses (repeatable; default: none)")  # fmt: skip
     safety.add_argument("--unsafe-ports", action="store_true", help="lift the port policy (not the injection guard)")

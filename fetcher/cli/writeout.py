@@ -38,7 +38,7 @@ FIELDS: dict[str, str] = {
     "remote_port": "the port of that connection; 0 when remote_ip is empty",
     "filename_effective": "the file written (-o, -O, -d); empty when the document went to stdout or nothing was saved",
     "errormsg": "the error message; empty on success",
-    "exit_code": "the URL's exit code: 0 when retrieved (or skipped), else the error's (README: Exit codes)",
+    "exit_code": "the URL's exit code: 0 when retrieved (or skipped), else the error's (docs/errors.md)",
     "json": "every field above as one JSON object",
 }
 
