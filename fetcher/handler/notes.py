@@ -8,34 +8,18 @@ request (`Client.open(url, notes=...)`, the `(url, notes)` items of
 `fetch_all`, a cluster's batches) and reach the handler as `session.notes`;
 a handler reads them and never asks the mirror.
 
-The notes are data, so the rules that read them live here too, pure and
-written once: the entity-tag syntax an ETag note obeys (`valid_tag`, also
-what a saved file's ETag is checked with before it is kept), and the
-confinement rule (`link_refused`) by which the mirror judges a listing's
-symbolic links and the FTP handler judges where a name really led.
+The notes are data, so the rule that reads the confinement lives here
+too, pure and written once: `link_refused`, by which the mirror judges a
+listing's symbolic links (fetcher.mirror.scope) and the FTP handler judges
+where a name of unknown target really led.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TypeAlias
 
 from fetcher.url import URL
-
-#: Longest tag kept (nginx's are ~20 characters, Apache's ~30; a longer one is not a validator).
-MAX_TAG = 512
-#: RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE; etagc = %x21 / %x23-7E / obs-text.
-_ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
-
-
-def valid_tag(value: object) -> str | None:
-    """The tag if it is a well-formed entity-tag of sensible length, else None (no server text reaches
-    a request header unchecked)."""
-    if not isinstance(value, str) or len(value) > MAX_TAG:
-        return None
-    value = value.strip(" \t")
-    return value if _ENTITY_TAG.fullmatch(value) else None
 
 
 def normalize_path(path: str, *, encoded: bool = False) -> str:
@@ -118,7 +102,8 @@ class RequestNotes:
     #: The local copy's time (epoch seconds): HTTP asks If-Modified-Since, and a 304 comes
     #: back as an advisory ("not modified", metadata status 304).
     modified_since: float | None = None
-    #: The ETag the local copy was saved with (checked by `valid_tag`): If-None-Match beside it.
+    #: The ETag the local copy was saved with (checked when it was stored: fetcher.mirror.etags):
+    #: If-None-Match beside it.
     etag: str | None = None
     #: FTP: where a name of unknown target may lead (None: anywhere).
     confinement: Confinement | None = None

@@ -266,7 +266,7 @@ def status_error(status: int, reason: str, where: str, headers: Headers, *, sent
 def validators_of(headers: Headers, *, length: int | None) -> Validators:
     """What a reply says about its document: ETag, Last-Modified, and the whole `length` the caller read."""
     from fetcher.disk.resume import Validators, seconds
-    from fetcher.handler.notes import valid_tag
+    from fetcher.mirror.etags import valid_tag
 
     return Validators(etag=valid_tag(header(headers, "etag")),
                       modified=seconds(last_modified(header(headers, "last-modified"))), length=length)  # fmt: skip
