@@ -25,6 +25,7 @@ from fetcher.disk.names import partial_path, partial_size
 from fetcher.disk.save import save
 from fetcher.disk.writer import Download
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
+from fetcher.handler.notes import NO_NOTES, Request, RequestNotes
 from fetcher.net import aio
 from fetcher.net.connection import Budget, Connection, current_budget, open_connection, trace
 from fetcher.net.pool import Pool
@@ -84,6 +85,7 @@ class Session:
         origin: URL | None = None,
         user_origin: Origin | None = None,
         validators: Validators | None = None,
+        notes: RequestNotes = NO_NOTES,
     ) -> None:
         self.client = client
         self.url = url
@@ -96,6 +98,9 @@ class Session:
         #: What was recorded about the document the resumed part belongs to (fetcher/disk/resume.py):
         #: a handler that finds it changed starts over instead of appending another version's tail.
         self.validators = validators
+        #: What the caller knows about this URL (fetcher.handler.notes): -N's conditions, FTP confinement.
+        #: A redirect's or a resolution's session has none: they were about this URL.
+        self.notes = notes
         self.hops = hops
         #: The URL the user asked for (before redirects): credentials given for
         #: it must not travel to another origin.
@@ -252,20 +257,12 @@ class Client:
         self.pool = Pool(idle_timeout=self.settings.idle_timeout)
         self._ssl_context: ssl.SSLContext | None = None
         self._netrc: netrc.netrc | bool | None = False
-        #: URL -> the local copy's time (epoch seconds): a mirror's -N asks HTTP servers
-        #: If-Modified-Since for these, and a 304 comes back as an advisory with status 304.
-        self.conditions: dict[str, float] = {}
         #: --limit-rate: one bucket for every transfer of this client (a whole bulk run or mirror).
         self.rate: RateLimiter | None = None
         if self.settings.limit_rate:
             from fetcher.net.ratelimit import RateLimiter  # only --limit-rate needs it: not at start-up
 
             self.rate = RateLimiter(self.settings.limit_rate)
-        #: URL -> the ETag the local copy was saved with: sent as If-None-Match beside it.
-        self.etags: dict[str, str] = {}
-        #: FTP URL -> the start directory ("" for none) -r confines it to: a name of unknown
-        #: target (an MLSD link, an NLST name) is listed only if PWD shows it stays there.
-        self.confine: dict[str, str] = {}
         #: (host, port) of a URL -> the address and port its last connection reached (through a proxy:
         #: the proxy's), for -w's remote_ip/remote_port; None (nothing kept) unless the caller sets a dict.
         self.peers: dict[tuple[str, int], tuple[str, int]] | None = None
@@ -332,6 +329,7 @@ class Client:
         origin: URL | None = None,
         user_origin: Origin | None = None,
         validators: Validators | None = None,
+        notes: RequestNotes = NO_NOTES,
     ) -> Resource:
         if isinstance(url, str):
             url = parse_url(url)
@@ -340,7 +338,7 @@ class Client:
         if user_origin is None:
             user_origin = _bulk_user_origin.get()
         session = Session(self, url, offset=offset, hops=hops, origin=origin, user_origin=user_origin,
-                          validators=validators)  # fmt: skip
+                          validators=validators, notes=notes)  # fmt: skip
         session.tap = _start_tap(url)
         try:
             resource = await handler.open(url, session)
@@ -367,7 +365,13 @@ class Client:
 
     @asynccontextmanager
     async def open(
-        self, url: URL | str, *, offset: int = 0, redirect: URL | None = None, validators: Validators | None = None
+        self,
+        url: URL | str,
+        *,
+        offset: int = 0,
+        redirect: URL | None = None,
+        validators: Validators | None = None,
+        notes: RequestNotes = NO_NOTES,
     ) -> AsyncIterator[Resource]:
         """The resource, streaming; closed (or its connection pooled) on exit.
 
@@ -376,6 +380,8 @@ class Client:
         `validators`: what was recorded about the document a resume from
         `offset` continues (fetcher/disk/resume.py); a handler that finds it
         changed starts over and says why in `metadata["restart"]`.
+        `notes`: what the caller knows about `url` (fetcher.handler.notes:
+        -N's If-Modified-Since and ETag, FTP confinement); the handler reads them.
 
         Everything fetcher does for this URL inside the block (connecting,
         the dialogue, reading the body) is bounded by --max-time and the
@@ -390,7 +396,7 @@ class Client:
             # (name lookup, UDP exchanges); those raise the same Timeout themselves.
             with aio.cancel_scope(deadline=budget.deadline) as scope:
                 if redirect is None:
-                    resource = await self._open(url, offset=offset, validators=validators)
+                    resource = await self._open(url, offset=offset, validators=validators, notes=notes)
                 else:  # the lane read the redirect; follow it as the handler would have
                     resource = await Session(self, url, offset=offset, validators=validators).follow(redirect)
             if scope.cancelled_caught:
@@ -407,9 +413,9 @@ class Client:
             except ValueError:  # left in another context than it was entered in
                 pass
 
-    async def fetch(self, url: URL | str) -> Fetched:
+    async def fetch(self, url: URL | str, *, notes: RequestNotes = NO_NOTES) -> Fetched:
         """Retrieve into memory: bytes for documents, entries for listings."""
-        async with self.open(url) as resource:
+        async with self.open(url, notes=notes) as resource:
             content = await resource.read() if resource.kind == "document" else b""
             return Fetched(
                 url=resource.url,
@@ -446,6 +452,7 @@ class Client:
         on_chunk: Callable[[int], None] | None = None,
         redirect: URL | None = None,
         digest: bool = True,
+        notes: RequestNotes = NO_NOTES,
     ) -> Fetched | Download:
         """Save a document to `path` (see `download`); return listings and advisories as `Fetched`.
 
@@ -455,7 +462,7 @@ class Client:
 
         offset = partial_size(path) if resume else 0
         validators = recorded(partial_path(path)) if offset else None
-        async with self.open(url, offset=offset, redirect=redirect, validators=validators) as resource:
+        async with self.open(url, offset=offset, redirect=redirect, validators=validators, notes=notes) as resource:
             if resource.kind != "document":
                 return Fetched.without_body(resource)
             note = restart_note(resource, offset)
@@ -465,7 +472,7 @@ class Client:
 
     def fetch_all(
         self,
-        urls: Iterable[URL | str] | AsyncIterable[URL | str],
+        urls: Iterable[Request] | AsyncIterable[Request],
         *,
         jobs: int | None = None,
         per_host: int | None = None,
@@ -480,6 +487,10 @@ class Client:
             async with client.fetch_all(urls) as results:
                 async for outcome in results:
                     ...
+
+        An item is a URL, or a URL with its notes: `(url, RequestNotes(...))`
+        (fetcher.handler.notes: what a mirror knows of it); the outcome's
+        `url` is the URL's text either way.
 
         Outcomes (one per URL) arrive as retrievals complete.  At most `jobs`
         run at once and at most `per_host` per (host, port).  With
@@ -526,6 +537,7 @@ class Client:
         first_error: FetchError | None = None,
         redirect: URL | None = None,
         digest: bool = True,
+        notes: RequestNotes = NO_NOTES,
     ) -> Fetched | Download:
         """`retrieve` or `fetch` with retries.
 
@@ -541,8 +553,9 @@ class Client:
                 raise first_error
             if destination is not None:
                 return await self.retrieve(url, destination(url), resume=resume or number > 1, on_chunk=chunk_hook,
-                                           redirect=redirect if number == 1 else None, digest=digest)  # fmt: skip
-            return await self.fetch(url)
+                                           redirect=redirect if number == 1 else None, digest=digest,
+                                           notes=notes)  # fmt: skip
+            return await self.fetch(url, notes=notes)
 
         return await self.with_retries(url, attempt, retries)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.cli.bulk import read_url_lines
+from fetcher.cli.inputs import read_url_lines
 from fetcher.cli.main import main
 from tests.plugin_scheme import LineServer
 
@@ -233,18 +233,20 @@ def test_progress_counts_every_record_once(
 def test_long_list_is_read_a_window_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    import fetcher.cli.bulk as bulk
+    import fetcher.cli.feed as feed
+    from fetcher.cli.jobs import Job
+    from fetcher.cli.run import BulkRun
 
-    monkeypatch.setattr(bulk, "WINDOW", 8)
-    monkeypatch.setattr(bulk, "READ_BATCH", 3)
+    monkeypatch.setattr(feed, "WINDOW", 8)
+    monkeypatch.setattr(feed, "READ_BATCH", 3)
     held: list[int] = []
-    enqueue = bulk.BulkRun.enqueue
+    enqueue = BulkRun.enqueue
 
-    def counting(self: bulk.BulkRun, job: bulk.Job) -> None:
+    def counting(self: BulkRun, job: Job) -> None:
         enqueue(self, job)
         held.append(len(self.by_url))
 
-    monkeypatch.setattr(bulk.BulkRun, "enqueue", counting)
+    monkeypatch.setattr(BulkRun, "enqueue", counting)
     source = tmp_path / "src"
     source.mkdir()
     lines = []
@@ -272,9 +274,9 @@ def test_long_list_is_read_a_window_at_a_time(
 def test_interrupt_records_the_input_not_read_yet(
     tmp_path: Path, x_test: None, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    import fetcher.cli.bulk as bulk
+    import fetcher.cli.feed as feed
 
-    monkeypatch.setattr(bulk, "WINDOW", 4)
+    monkeypatch.setattr(feed, "WINDOW", 4)
 
     def reply(name: str) -> bytes | None:
         return None if name.startswith("slow") else b"OK 2\r\nok"
@@ -305,9 +307,9 @@ def test_a_pipe_given_to_i_is_read_once_with_the_bar_on(
 ) -> None:
     # `fetch -i <(command)`: the list cannot be counted in a first pass (no seeking a pipe); the bar
     # shows the total so far and the run reads the pipe once, as it comes.
-    import fetcher.cli.bulk as bulk
+    import fetcher.cli.feed as feed
 
-    monkeypatch.setattr(bulk, "WINDOW", 4)
+    monkeypatch.setattr(feed, "WINDOW", 4)
     lines = []
     for index in range(10):
         (tmp_path / f"f{index}").write_bytes(b"%d\n" % index)

@@ -33,6 +33,7 @@ from fetcher.client import Client
 from fetcher.cluster import forkgate, scheduler, shards
 from fetcher.cluster.worker import BatchTask, Runner, close_runner, run_batch, runner
 from fetcher.errors import FetchError
+from fetcher.handler.notes import Confinement, RequestNotes
 from fetcher.settings import Settings
 from fetcher.url import parse_url
 from tests.servers.common import serving
@@ -751,7 +752,7 @@ def test_a_runner_closes_a_client_left_idle(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_a_batch_carries_the_drivers_notes_to_its_client(tmp_path: Path) -> None:
-    """A confinement note (-r over FTP) reaches the worker's Client for the batch only.
+    """A confinement note (-r over FTP) reaches the worker's handler with its URL, for the batch only.
 
     With the note, a name that turns out to be a directory is entered
     between two PWDs (to see where it led); without it, no PWD but the
@@ -764,11 +765,10 @@ def test_a_batch_carries_the_drivers_notes_to_its_client(tmp_path: Path) -> None
         task = ftp_batch(servers, tmp_path, "notes", 0, range(0))
         task.items = [(url, None)]
         try:
-            task.notes = {url: (None, None, "/pub/")}
+            task.notes = {url: RequestNotes(confinement=Confinement("/pub/"))}
             assert [s.error for s in run_batch(task)] == [None]
             noted = list(servers.ftp.sessions[0])
-            kept = runner().kept[0].client
-            assert not kept.confine and not kept.conditions and not kept.etags  # for the batch only
+            assert runner().kept  # the next batch runs on the same Client: the note went with its URL only
             task.notes = None
             assert [s.error for s in run_batch(task)] == [None]
             plain = servers.ftp.sessions[0][len(noted):]

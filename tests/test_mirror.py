@@ -227,11 +227,11 @@ async def test_prospero_mirror_stays_below_the_start_and_skips_externals(tmp_pat
 
 
 def test_wais_database_without_words_is_skipped_and_documents_are_not() -> None:
-    from fetcher.mirror.rules import Mirror
+    from fetcher.mirror.rules import Mirror, MirrorOptions
     from fetcher.resource import Entry
     from fetcher.url import parse_url
 
-    mirror = Mirror(parent=False, timestamping=False, robots=True, follow_schemes={"wais"}, user_agent="t", log=print)
+    mirror = Mirror(MirrorOptions(follow_schemes=frozenset({"wais"})), user_agent="t", log=print)
     parent = parse_url("gopher://127.0.0.1:70/1/top")
     mirror.started(parent, listing=True)
     query = parse_url("wais://127.0.0.1:210/testdb")
@@ -294,13 +294,13 @@ async def test_file_mirror_reads_nothing_outside_the_start_without_parent(tmp_pa
 def test_a_links_own_size_and_time_never_make_its_copy_unchanged(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
-    from fetcher.mirror.rules import Mirror
+    from fetcher.mirror.rules import Mirror, MirrorOptions
     from fetcher.resource import Entry
     from fetcher.url import parse_url
 
     local = tmp_path / "al"
     local.write_bytes(b"x" * 5)  # as long as the link's text "a.txt": LIST's size for the link
-    mirror = Mirror(parent=False, timestamping=True, robots=True, follow_schemes=set(), user_agent="t", log=print)
+    mirror = Mirror(MirrorOptions(timestamping=True), user_agent="t", log=print)
     parent, url = parse_url("ftp://h/pub/"), parse_url("ftp://h/pub/al")
     listed = Entry("al", str(url), type="link", size=5, modified=datetime(2020, 1, 1, tzinfo=UTC), target="a.txt",
                    extra={"precision": "minute"})  # fmt: skip

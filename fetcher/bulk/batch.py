@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 from fetcher.bulk.lanes import LaneItem, Lanes
 from fetcher.errors import FetchError
+from fetcher.handler.notes import NO_NOTES, Request, RequestNotes, split_request
 from fetcher.net import aio
 from fetcher.url import URL, parse_url
 
@@ -84,7 +85,7 @@ class FetchAll:
     def __init__(
         self,
         client: Client,
-        urls: Iterable[URL | str] | AsyncIterable[URL | str],
+        urls: Iterable[Request] | AsyncIterable[Request],
         *,
         jobs: int,
         per_host: int,
@@ -144,11 +145,15 @@ class FetchAll:
             return limit
 
         async def general(
-            url: URL, outcome: Outcome, first_error: FetchError | None = None, redirect: URL | None = None
+            url: URL,
+            outcome: Outcome,
+            first_error: FetchError | None = None,
+            redirect: URL | None = None,
+            notes: RequestNotes = NO_NOTES,
         ) -> Fetched | Download:
             return await client._with_retries(url, outcome, self._destination, self._resume, self._retries,
                                               self._on_chunk, first_error=first_error, redirect=redirect,
-                                              digest=self._digest)  # fmt: skip
+                                              digest=self._digest, notes=notes)  # fmt: skip
 
         lanes = None
         if self._destination is not None:
@@ -156,7 +161,9 @@ class FetchAll:
                           destination=self._destination, resume=self._resume, retries=self._retries,
                           on_chunk=self._on_chunk, general=general, digest=self._digest)  # fmt: skip
 
-        async def run_one(text: URL | str, url: URL | None, results: aio.SendChannel[Outcome]) -> None:
+        async def run_one(
+            text: URL | str, url: URL | None, notes: RequestNotes | None, results: aio.SendChannel[Outcome]
+        ) -> None:
             _bulk_run.set(True)
             if bound:
                 _bulk_user_origin.set(bound[0])
@@ -170,7 +177,7 @@ class FetchAll:
                     if lanes is not None and host.value == 0:
                         lanes.release_idle_host(host)  # idle lane workers of this host hold its slots
                     async with host:
-                        outcome.result = await general(url, outcome)
+                        outcome.result = await general(url, outcome, notes=notes or NO_NOTES)
                 except FetchError as error:
                     outcome.error = error
                 finally:
@@ -178,8 +185,9 @@ class FetchAll:
                 outcome.seconds = time.monotonic() - started
                 await results.send(outcome)
 
-        async def dispatch(text: URL | str, nursery: aio.Nursery) -> None:
-            """Send one URL down a lane (lanes.py) or to a task of its own."""
+        async def dispatch(item: Request, nursery: aio.Nursery) -> None:
+            """Send one URL down a lane (lanes.py) or to a task of its own (always, when it has notes)."""
+            text, notes = split_request(item)
             url: URL | None = None
             if not bound or lanes is not None:
                 try:
@@ -188,19 +196,19 @@ class FetchAll:
                     pass  # run_one reports it as this URL's outcome
                 if not bound and url is not None:
                     bound.append(url.origin)
-            if lanes is not None and url is not None and (lane := lanes.key_for(url)):
+            if lanes is not None and url is not None and notes is None and (lane := lanes.key_for(url)):
                 key, handler = lane
                 await lanes.add(key, handler, LaneItem(str(text), url), nursery, send)
                 return
             await (lanes.acquire_job() if lanes is not None else job_limit.acquire())
-            nursery.start_soon(run_one, text, url, send.clone())
+            nursery.start_soon(run_one, text, url, notes, send.clone())
 
         async def feed(nursery: aio.Nursery) -> None:
             _bulk_run.set(True)  # inherited by the lane workers started here
             idle = lanes.flush if lanes is not None else _nothing
             async with send:
-                async for text in _at_hand(self._urls, idle):
-                    await dispatch(text, nursery)
+                async for item in _at_hand(self._urls, idle):
+                    await dispatch(item, nursery)
                 if lanes is not None:
                     lanes.end_of_input()
 

@@ -14,8 +14,10 @@ path's own code (`general`), inline, under the slots it already holds, so
 every rule (guard, credentials, retries, resume, limits) is the same code.
 
 The handler decides what may take its lane (see schemes/http/lane.py):
-anything that needs credentials, a proxy, an archive tap, a trace, a
-resume or a condition stays on the task path.
+anything that needs credentials, a proxy, an archive tap, a trace or a
+resume stays on the task path.  A URL that comes with request notes
+(fetcher.handler.notes: -N's conditions, FTP confinement) never reaches a
+lane (batch.py): the task path's session carries them to the handler.
 """
 
 from __future__ import annotations

@@ -11,13 +11,22 @@ A line longer than `MAX_LINE` characters is reported as a bad line and
 skipped; one that runs past `RUNAWAY` characters without a line end (`-i
 /dev/zero`, a binary file) is not a list of URLs: it is reported and the
 rest of the input is not read.
+
+`Inputs` is a bulk run's input: the command line's URLs and -i's list, as
+jobs, the file opened at once and read as the run takes URLs on.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+import sys
 from collections.abc import Iterable, Iterator
-from typing import Protocol, runtime_checkable
+from typing import IO, Protocol, runtime_checkable
+
+from fetcher.cli.jobs import Job
+from fetcher.errors import UsageError
 
 #: Characters of one input line (a URL is rarely past 8 KiB; browsers cap near 2 MB; 64 KiB is fetcher's line cap).
 MAX_LINE = 64 * 1024
@@ -218,3 +227,73 @@ def _pieces(lines: Iterable[str] | Readable) -> Iterator[str]:
         return
     for line in lines:
         yield line if line.endswith("\n") else line + "\n"
+
+
+# -- a bulk run's input ---------------------------------------------------------------
+
+
+def stdin_stream(input_file: str | None) -> int | None:
+    """-i -: the file descriptor to take URLs from as they arrive (None: read stdin up front,
+    when it has no descriptor, as inside another program's tests)."""
+    if input_file != "-":
+        return None
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+class Inputs:
+    """The URLs of the command line and -i FILE (and of stdin unless it is `streamed`), in order.
+
+    The file is opened at once (a missing file is a usage error before
+    anything runs) but read as the run takes URLs on (fetcher.cli.feed):
+    its jobs are made a window at a time, never all up front.  `countable`:
+    the number of URLs can be known before the run (`count`, a first pass
+    over a regular file); a pipe (`-i <(command)`) is read once, as it comes.
+    """
+
+    def __init__(self, urls: Iterable[str], input_file: str | None, *, streamed: bool = False) -> None:
+        self.jobs = [Job(text=text, line=None) for text in urls]
+        self.countable = True
+        self._name = input_file
+        self._source: IO[str] | None = None
+        if input_file == "-" and not streamed:
+            self.jobs += [Job(text=text, line=number) for text, number in read_url_lines(sys.stdin)]
+        elif input_file and input_file != "-":
+            try:
+                self._source = open(input_file, encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+                self.countable = stat.S_ISREG(os.fstat(self._source.fileno()).st_mode)
+            except OSError as error:
+                self.close()
+                raise self._unreadable(error) from None
+
+    def count(self) -> int:
+        """The number of URLs (a first pass over a regular file; only when `countable`)."""
+        if self._source is None:
+            return len(self.jobs)
+        try:
+            total = len(self.jobs) + sum(1 for _ in read_url_lines(self._source))
+            self._source.seek(0)
+        except OSError as error:
+            self.close()
+            raise self._unreadable(error) from None
+        return total
+
+    def _unreadable(self, error: OSError) -> UsageError:
+        return UsageError(
+            f"cannot read -i {self._name}: {error.strerror or error}",
+            hint="give a file of URLs, one per line ('-' reads them from stdin)",
+        )
+
+    def __iter__(self) -> Iterator[Job]:
+        yield from self.jobs
+        self.jobs = []
+        if self._source is not None:
+            for text, number in read_url_lines(self._source):
+                yield Job(text=text, line=number)
+
+    def close(self) -> None:
+        if self._source is not None:
+            self._source.close()
+            self._source = None

@@ -219,16 +219,20 @@ def tree_parts(url: URL, *, directory: bool = False) -> list[str]:
 async def links_listing(resource: Resource, *, max_links: int, option: str) -> Resource:
     """A document as the listing of its links, for `--links` and `--json` (an HTML page's links).
 
-    The handler of the document's scheme reads it (its `document_links`
-    hook: the core knows no HTML); a document it cannot list (not a page, or
-    a scheme without the hook) is a usage error, rather than its bytes where
-    a list of URLs was asked for.
+    A scheme whose handler says its HTML documents are pages (its
+    `page_links` hook) has them read by the mirror's extractor
+    (fetcher.mirror.links); a document that cannot be listed (not a page,
+    or a scheme without the hook) is a usage error, rather than its bytes
+    where a list of URLs was asked for.
     """
     from fetcher.errors import UsageError
     from fetcher.registry import get_handler
 
-    hook = getattr(get_handler(resource.url.scheme), "document_links", None)
-    entries = await hook(resource, max_links=max_links) if hook is not None else None
+    entries = None
+    if getattr(get_handler(resource.url.scheme), "page_links", False):
+        from fetcher.mirror.links import page_entries  # only --links/--json on a page
+
+        entries = await page_entries(resource, max_links=max_links)
     if entries is None:
         kind = resource.content_type.split(";", 1)[0].strip() if resource.content_type else "no type"
         raise UsageError(

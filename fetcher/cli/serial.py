@@ -59,11 +59,10 @@ class InputURLs:
         self._sources: list[Iterator[str]] = []
         self._close: Callable[[], None] | None = None
         if args.input_file:
-            from fetcher.cli.bulk import Inputs
-            from fetcher.cli.inputs import read_url_lines
+            from fetcher.cli.inputs import Inputs, read_url_lines
 
             # Opened now (a missing file is exit 2); stdin is read line by line below, not up front.
-            inputs = Inputs(argparse.Namespace(urls=[], input_file=args.input_file), streamed=True)
+            inputs = Inputs((), args.input_file, streamed=True)
             self._close = inputs.close
             self._sources.append(job.text for job in inputs)
             if args.input_file == "-":

@@ -1,6 +1,6 @@
 """Bulk runs on a Dask cluster: every core of this machine, or many machines.
 
-`bulk.py` stays the one place that knows jobs, retries and the manifest.
+The command (fetcher.cli.run) stays the one place that knows jobs and the manifest.
 This package is only an executor with the shape of `Client.fetch_all`: it
 cuts the URLs into host shards, ships each shard as a batch to a Dask
 worker, where the same `fetch_all` code runs in the worker's own trio loop

@@ -33,6 +33,7 @@ from fetcher.cluster.shards import HOST_CHUNK, Item, Shards
 from fetcher.cluster.ship import Packer
 from fetcher.cluster.worker import run_batch_packed
 from fetcher.errors import FetchError, UsageError
+from fetcher.handler.notes import Request, split_request
 from fetcher.net import aio
 from fetcher.settings import Settings
 from fetcher.url import URL, parse_url
@@ -46,7 +47,7 @@ YIELD_EVERY = 200
 
 
 def fetch_all(
-    urls: Iterable[URL | str] | AsyncIterable[URL | str],
+    urls: Iterable[Request] | AsyncIterable[Request],
     cluster: str | Any,
     settings: Settings | None = None,
     *,
@@ -62,7 +63,6 @@ def fetch_all(
     warc_max_size: int | None = None,
     warc_cdx: bool = False,
     command_line: list[str] | None = None,
-    state: Any = None,
 ) -> Any:
     """`Client.fetch_all` on a Dask cluster, as an async context manager::
 
@@ -87,11 +87,11 @@ def fetch_all(
     `warc_max_size` bytes (`fetcher.cluster.archive`); with `warc_cdx`,
     NAME.cdxj indexes every record of the run, sorted.
 
-    `state` is the driving `Client` of a recursive run (`fetch -r`), whose
-    per-URL notes (`conditions` and `etags`: -N asks the server whether a
-    saved copy changed; `confine`: the directory an FTP name must stay in)
-    travel with the batches of their URLs, so workers honour them as a
-    local run does.
+    An item of `urls` may carry its request notes, `(url, RequestNotes)`
+    (fetcher.handler.notes: -N asks the server whether a saved copy
+    changed; an FTP name's confinement), as in `Client.fetch_all`: they
+    travel with the batch of their URL, so workers honour them as a local
+    run does.
 
     The outcomes are those of `Client.fetch_all`, one per URL, in the order
     they complete; a batch lost for good (Dask gave up on it) yields a
@@ -110,13 +110,12 @@ def fetch_all(
             raise UsageError(f"--warc-file {warc_file}: an fsspec URL for WARC files is not implemented",
                              hint="give a path every worker reaches (local, NFS, a mounted bucket)")  # fmt: skip
         archive = warc_task(warc_file, run_id, warc_max_size, list(command_line or []), cdx=warc_cdx)
-    options = RunOptions(jobs, per_host, destination, resume, retries, on_chunk, host_chunk, output, archive, run_id,
-                         state)  # fmt: skip
+    options = DriverOptions(jobs, per_host, destination, resume, retries, on_chunk, host_chunk, output, archive, run_id)
     return _run(urls, cluster, settings or Settings(), options)
 
 
 @dataclass
-class RunOptions:
+class DriverOptions:
     """`fetch_all`'s arguments, checked, with the run's id and its WARC task."""
 
     jobs: int | None
@@ -129,12 +128,11 @@ class RunOptions:
     output: str | None
     archive: WarcTask | None
     run_id: str
-    state: Any = None
 
 
 @asynccontextmanager
 async def _run(
-    urls: Iterable[URL | str] | AsyncIterable[URL | str], cluster: str | Any, settings: Settings, options: RunOptions
+    urls: Iterable[Request] | AsyncIterable[Request], cluster: str | Any, settings: Settings, options: DriverOptions
 ) -> AsyncIterator[Outcomes]:
     run = _ClusterRun(urls, settings, options)
     run.open_gate()
@@ -154,7 +152,7 @@ class _ClusterRun:
     """One cluster run's state in the driver's trio loop, and its steps."""
 
     def __init__(
-        self, urls: Iterable[URL | str] | AsyncIterable[URL | str], settings: Settings, options: RunOptions
+        self, urls: Iterable[Request] | AsyncIterable[Request], settings: Settings, options: DriverOptions
     ) -> None:
         self.urls = urls
         self.options = options
@@ -162,7 +160,7 @@ class _ClusterRun:
         per_host = options.per_host or settings.per_host
         self.packer = Packer(settings, jobs=self.job_count, per_host=per_host, resume=options.resume,
                              retries=options.retries, output=options.output, archive=options.archive,
-                             run_id=options.run_id, state=options.state)  # fmt: skip
+                             run_id=options.run_id)  # fmt: skip
         # A batch takes hosts enough to keep its -j transfers busy (-j / --per-host),
         # and up to -j hosts when there are more ready than idle workers: the
         # hosts ready are spread over the idle workers, so that every server
@@ -262,7 +260,8 @@ class _ClusterRun:
         urls = self.urls
         destination = self.options.destination
         given = _at_hand(urls, self.idle) if aio.is_receive_channel(urls) else _as_async(urls)
-        async for value in given:
+        async for request in given:
+            value, notes = split_request(request)
             text = str(value)
             index += 1
             try:
@@ -272,7 +271,7 @@ class _ClusterRun:
             except FetchError as error:
                 await self.send.send(Outcome(url=text, error=error, attempts=1))  # as Client.fetch_all counts it
                 continue
-            item = Item(index, text, url, path)
+            item = Item(index, text, url, path, notes)
             self.waiting[index] = item
             self.shards.add(item)
             if index % FEED_BATCH == 0:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fetcher.bulk.batch import host_key
+from fetcher.handler.notes import RequestNotes
 from fetcher.url import URL
 
 #: URLs of one host in its first batch (later ones grow: see `Shards`).
@@ -21,12 +22,14 @@ HOST_CHUNK = 50
 
 @dataclass
 class Item:
-    """One URL of the run as the driver keeps it: its input number, its text, its value and its target."""
+    """One URL of the run as the driver keeps it: its input number, its text, its value, its target and notes."""
 
     index: int
     text: str
     url: URL
     path: Path | None
+    #: What the caller knows of it (fetcher.handler.notes), shipped with its batch.
+    notes: RequestNotes | None = None
 
 
 class Shards:

@@ -1,10 +1,11 @@
-"""What a batch carries to its worker: the URLs and their targets, the settings, the run's notes on them.
+"""What a batch carries to its worker: the URLs and their targets, the settings, the request notes on them.
 
 The driver decides when a batch leaves (`driver`); this module decides what
 is in it, so that a worker runs it as a local run would: the same
 `Settings` (less the terminal prompt), the login kept to the origin it was
 given for, targets every worker reaches, a journal beside the output, and
-the per-URL notes of a recursive run.
+the request notes that came with the URLs (a recursive run's -N conditions
+and FTP confinements).
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from pathlib import Path
-from typing import Any
 
 from fetcher.cluster.archive import WarcTask
 from fetcher.cluster.shards import Item
 from fetcher.cluster.worker import BatchTask
 from fetcher.errors import UsageError
+from fetcher.handler.notes import RequestNotes
 from fetcher.settings import Settings
 
 
@@ -50,16 +51,9 @@ def shipped_path(path: Path | None, output: str | None) -> str | None:
     return path.as_posix()
 
 
-def notes(state: Any, items: list[Item]) -> dict[str, tuple[float | None, str | None, str | None]] | None:
-    """The driving Client's notes on these URLs (see `fetch_all`'s `state`): key -> (condition, etag, confine)."""
-    if state is None or not (state.conditions or state.etags or state.confine):
-        return None
-    found = {}
-    for item in items:
-        key = str(item.url)
-        note = (state.conditions.get(key), state.etags.get(key), state.confine.get(key))
-        if note != (None, None, None):
-            found[key] = note
+def notes(items: list[Item]) -> dict[str, RequestNotes] | None:
+    """The request notes that came with these URLs, by the URL's text as the batch carries it."""
+    found = {item.text: item.notes for item in items if item.notes is not None}
     return found or None
 
 
@@ -74,7 +68,7 @@ class Packer:
     """
 
     def __init__(self, settings: Settings, *, jobs: int, per_host: int, resume: bool, retries: int | None,
-                 output: str | None, archive: WarcTask | None, run_id: str, state: Any) -> None:  # fmt: skip
+                 output: str | None, archive: WarcTask | None, run_id: str) -> None:  # fmt: skip
         self.given = settings
         self.settings = worker_settings(settings)
         self.jobs = jobs
@@ -84,7 +78,6 @@ class Packer:
         self.output = output
         self.archive = archive
         self.run_id = run_id
-        self.state = state
         self.origin: tuple[str, str, int | None] | None = None
         self.journal_root: str | None = f"{output.rstrip('/')}/.fetch-cluster-{run_id}" if output is not None else None
 
@@ -112,5 +105,5 @@ class Packer:
                                                            for item in items],
             settings=batch_settings, jobs=self.jobs, per_host=self.per_host, resume=self.resume,
             retries=self.retries, journal=self.journal_root, output=self.output, warc=self.archive,
-            run_id=self.run_id, notes=notes(self.state, items),
+            run_id=self.run_id, notes=notes(items),
         )  # fmt: skip

@@ -24,8 +24,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -36,6 +35,7 @@ from fetcher.client import Client, Outcome
 from fetcher.cluster.output import Journal, filesystem, journaled_download, parallel_uploads, upload
 from fetcher.disk.writer import Download
 from fetcher.errors import FetchError, OutputError
+from fetcher.handler.notes import Request, RequestNotes
 from fetcher.settings import Settings
 from fetcher.url import URL, parse_url
 
@@ -60,8 +60,8 @@ class BatchTask:
     warc: Any = None  # fetcher.cluster.archive.WarcTask when the run archives
     #: The run's id: a worker's batches of one run (with equal settings) share one Client.
     run_id: str = ""
-    #: The driver's notes on some of these URLs (str(url) -> If-Modified-Since time, ETag, FTP confinement).
-    notes: dict[str, tuple[float | None, str | None, str | None]] | None = None
+    #: The request notes some of these URLs came with (their text -> If-Modified-Since time, ETag, FTP confinement).
+    notes: dict[str, RequestNotes] | None = None
 
 
 class Shipped(NamedTuple):
@@ -338,42 +338,24 @@ async def _run_batch(task: BatchTask, archive: Any, client: Client | None) -> li
 
 async def _fetch(task: BatchTask, kept: Client | None, todo: list[str], destination: Any, uploads_at_once: int,
                  deliver: Any, keep: Any) -> None:  # fmt: skip
-    """The batch through `Client.fetch_all` (on `kept`, else a Client of its own); uploads run beside."""
+    """The batch through `Client.fetch_all` (on `kept`, else a Client of its own); uploads run beside.
+
+    A URL that came with request notes goes in with them, as the driver's run would have put it.
+    """
     staged = uploads_at_once > 0
+    notes = task.notes or {}
+    requests: list[Request] = [(text, notes[text]) if text in notes else text for text in todo]
     async with Client(task.settings) if kept is None else nullcontext(kept) as client, trio.open_nursery() as uploads:
         limiter = trio.CapacityLimiter(max(1, uploads_at_once))
-        with _noted(client, task.notes):
-            async with client.fetch_all(
-                todo, jobs=task.jobs, per_host=task.per_host, destination=destination, resume=task.resume,
-                retries=task.retries,
-            ) as outcomes:  # fmt: skip
-                async for outcome in outcomes:
-                    if staged and isinstance(outcome.result, Download):
-                        uploads.start_soon(deliver, outcome, limiter)
-                    else:
-                        keep(outcome, outcome.result, outcome.error)
-
-
-@contextmanager
-def _noted(client: Client, notes: dict[str, tuple[float | None, str | None, str | None]] | None) -> Iterator[None]:
-    """The driver's notes on this batch's URLs, on `client` while the batch runs (-N, FTP confinement)."""
-    if not notes:
-        yield
-        return
-    for key, (when, tag, scope) in notes.items():
-        if when is not None:
-            client.conditions[key] = when
-        if tag is not None:
-            client.etags[key] = tag
-        if scope is not None:
-            client.confine[key] = scope
-    try:
-        yield
-    finally:
-        for key in notes:
-            client.conditions.pop(key, None)
-            client.etags.pop(key, None)
-            client.confine.pop(key, None)
+        async with client.fetch_all(
+            requests, jobs=task.jobs, per_host=task.per_host, destination=destination, resume=task.resume,
+            retries=task.retries,
+        ) as outcomes:  # fmt: skip
+            async for outcome in outcomes:
+                if staged and isinstance(outcome.result, Download):
+                    uploads.start_soon(deliver, outcome, limiter)
+                else:
+                    keep(outcome, outcome.result, outcome.error)
 
 
 def _worker_name() -> str:

@@ -1,23 +1,37 @@
-"""Links in an HTML page, for `-r` over HTTP (pure: text in, link texts out).
+"""Links in HTML pages: the extractor, and the two readers of a page that use it.
 
-Built on the standard library's tolerant `html.parser`, fed chunk by chunk so
-a page never has to sit in memory whole.  It reports what a browser would
-request for the page's own structure: `href` of `a`, `area` and `link`,
-`src` of `img`, `script`, `iframe`, `frame`, `embed`, `source`, `audio`,
-`video` and `track`, each candidate of `srcset`, and the target of a
+`LinkParser` is pure (text in, link texts out), built on the standard
+library's tolerant `html.parser` and fed chunk by chunk so a page never has
+to sit in memory whole.  It reports what a browser would request for the
+page's own structure: `href` of `a`, `area` and `link`, `src` of `img`,
+`script`, `iframe`, `frame`, `embed`, `source`, `audio`, `video` and
+`track`, each candidate of `srcset`, and the target of a
 `<meta http-equiv="refresh">`.  `<base href>` changes what relative links
-resolve against, as HTML says: only its first occurrence counts.
+resolve against, as HTML says: only its first occurrence counts.  It
+neither joins URLs nor decides what to follow, so it can be fuzzed without
+a network.
 
-The caller resolves and filters; this module neither joins URLs nor decides
-what to follow, so it can be fuzzed without a network.
+Its readers resolve what it found: `page_links` reads a page `-r` saved
+(fetcher.mirror.crawl follows its http(s) links), `page_entries` a page as
+it streams, for `fetch --links` and `--json` (fetcher.cli.render asks when
+the scheme's handler says its HTML documents are pages: its `page_links`
+hook).  `is_html` says whether a saved document is a page at all.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 from html.parser import HTMLParser
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
 from fetcher.errors import LimitExceeded
+from fetcher.resource import Entry
+
+if TYPE_CHECKING:
+    from fetcher.resource import Resource
 
 _LINK_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "a": ("href",),
@@ -103,3 +117,116 @@ def extract_links(html: str, *, max_links: int = 100_000) -> tuple[list[str], st
     parser.feed(html)
     parser.close()
     return parser.links, parser.base
+
+
+# -- reading pages --------------------------------------------------------------------
+
+#: Content types read as HTML pages.
+PAGE_TYPES = ("text/html", "application/xhtml+xml")
+#: The HTML signatures of the WHATWG MIME Sniffing standard (7.1), each followed by a space or ">"
+#: (or, more leniently, another white-space byte).
+_HTML_SIGNATURES = (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
+                    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--")  # fmt: skip
+_TAG_END = frozenset({b" ", b">", b"\t", b"\n", b"\r", b"\x0c"})
+
+
+def is_page(content_type: str | None) -> bool:
+    """Does the Content-Type name an HTML page?"""
+    return (content_type or "").split(";", 1)[0].strip().lower() in PAGE_TYPES
+
+
+def is_html(content_type: str | None, path: Path | None) -> bool:
+    """Is a saved document a page to take links from?
+
+    By its type when there is one; a 304 has none (when the run's state
+    did not keep it) and some servers send none: then by the name, else by
+    the first bytes, as a browser sniffs (`index`, a directory's page, has
+    no suffix to go by).
+    """
+    if content_type:
+        return is_page(content_type)
+    if path is None:
+        return False
+    if path.suffix.lower() in (".html", ".htm", ".xhtml"):
+        return True
+    try:
+        with open(path, "rb") as page:
+            head = page.read(512)
+    except OSError:
+        return False
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip(b"\t\n\x0c\r ").lower()
+    return any(head.startswith(sign) and head[len(sign) : len(sign) + 1] in _TAG_END for sign in _HTML_SIGNATURES)
+
+
+def _decoder(content_type: str | None) -> codecs.IncrementalDecoder:
+    """The page's charset (Content-Type), else UTF-8; undecodable bytes become U+FFFD."""
+    charset = "utf-8"
+    for part in (content_type or "").split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.strip().lower() == "charset" and value.strip("\"' "):
+            charset = value.strip("\"' ")
+    try:
+        return codecs.getincrementaldecoder(charset)(errors="replace")
+    except LookupError:
+        return codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+
+def page_links(path: Path, page_url: str, content_type: str | None, *, max_links: int) -> tuple[list[str], str | None]:
+    """The absolute http(s) links of a saved HTML page (read in pieces), resolved against `<base>` or the page URL.
+
+    Returns the links and a note when the page had more links than `max_links` (those found first are kept).
+    """
+    decoder = _decoder(content_type)
+    parser = LinkParser(max_links=max_links)
+    note = None
+    try:
+        with open(path, "rb") as page:
+            while chunk := page.read(65536):
+                parser.feed(decoder.decode(chunk))
+        parser.feed(decoder.decode(b"", final=True))
+        parser.close()
+    except LimitExceeded as error:
+        note = error.message
+    except OSError:
+        return [], None
+    base = urljoin(page_url, parser.base) if parser.base else page_url
+    links = []
+    for link in parser.links:
+        absolute = urldefrag(urljoin(base, link))[0]
+        if absolute.split(":", 1)[0].lower() in ("http", "https"):
+            links.append(absolute)
+    return links, note
+
+
+def _without_login(url: str) -> str:
+    """The page URL the links resolve against, without user or password (they are not the page's to hand on)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+async def page_entries(resource: Resource, *, max_links: int) -> list[Entry] | None:
+    """A page's links as listing entries (name: the link as written; url: absolute, without its fragment,
+    one per distinct link), or None if the document is not HTML.
+
+    A page is what a listing is to FTP or Gopher: a list of places to go
+    next, absolute URLs that `fetch -i -` takes as they are.  More than
+    `max_links` distinct links raise LimitExceeded (exit 7, naming --limit frontier).
+    """
+    if not is_page(resource.content_type):
+        return None
+    decoder = _decoder(resource.content_type)
+    parser = LinkParser(max_links=max_links)
+    async for chunk in resource:
+        parser.feed(decoder.decode(chunk))
+    parser.feed(decoder.decode(b"", final=True))
+    parser.close()
+    page = _without_login(str(resource.url))
+    base = urljoin(page, parser.base) if parser.base else page
+    entries: list[Entry] = []
+    seen: set[str] = set()
+    for link in parser.links:
+        absolute = urldefrag(urljoin(base, link))[0]
+        if absolute and absolute not in seen:
+            seen.add(absolute)
+            entries.append(Entry(name=link, url=absolute, type="link"))
+    return entries

@@ -1,6 +1,7 @@
-"""The rules of `fetch -r`: what is in scope, loops, timestamping, robots.txt, the summary.
+"""The rules of `fetch -r`: what is in scope, loops, timestamping, robots.txt.
 
-`bulk.py` runs the jobs and writes the manifest; this module decides, for
+`fetcher.mirror.crawl` takes a run's links through them (the run itself,
+its jobs and its manifest, are the command's); this module decides, for
 each link a listing or an HTML page gave, whether to take it on, and for
 each file whether it needs transferring at all.  Handlers only list and
 retrieve; nothing here speaks a protocol.
@@ -34,17 +35,14 @@ retrieve; nothing here speaks a protocol.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import os
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urldefrag, urljoin
 
-from fetcher.errors import FetchError, LimitExceeded
+from fetcher.errors import FetchError
 from fetcher.mirror.etags import EtagStore
 from fetcher.mirror.scope import (
     Origin,
@@ -61,7 +59,7 @@ from fetcher.mirror.scope import (
 from fetcher.resource import Entry
 from fetcher.url import URL
 
-__all__ = ["Mirror", "is_html", "link_refused", "normalize_path", "page_links"]
+__all__ = ["Mirror", "link_refused", "normalize_path"]
 
 if TYPE_CHECKING:
     import urllib.robotparser
@@ -88,7 +86,7 @@ def fingerprint(entries: list[Entry]) -> str:
     return digest.hexdigest()
 
 
-def unmirrorable(entry: Entry, follow_schemes: set[str]) -> str | None:
+def unmirrorable(entry: Entry, follow_schemes: frozenset[str]) -> str | None:
     """Why an entry cannot be mirrored, or None."""
     if entry.type in UNMIRRORABLE:
         return UNMIRRORABLE[entry.type]
@@ -124,24 +122,22 @@ def set_time(path: Path, modified: datetime | None) -> None:
         pass
 
 
-@dataclass
-class Summary:
-    """The counts a mirror ends with."""
+@dataclass(frozen=True)
+class MirrorOptions:
+    """What the command line asks of a mirror (-r), read once (fetcher.cli.runoptions builds it)."""
 
-    new: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    skipped: int = 0
-    failed: int = 0
-    bytes: int = 0
-    started: float = field(default_factory=time.monotonic)
-
-    def line(self) -> str:
-        seconds = time.monotonic() - self.started
-        return (
-            f"fetch: mirror: {self.new} new, {self.updated} updated, {self.unchanged} unchanged, "
-            f"{self.skipped} skipped, {self.failed} failed; {self.bytes} bytes in {seconds:.2f} s\n"
-        )
+    #: --depth: link levels below a start URL.
+    depth: int = 5
+    #: --parent: links above the start directory are followed too.
+    parent: bool = False
+    #: -N: files whose copy is current are not transferred.
+    timestamping: bool = False
+    #: robots.txt is obeyed over HTTP (--no-robots: not).
+    robots: bool = True
+    #: --span-hosts: links may lead to other hosts.
+    span_hosts: bool = False
+    #: --follow-schemes: the other schemes links may lead to.
+    follow_schemes: frozenset[str] = frozenset()
 
 
 class Robots:
@@ -171,30 +167,20 @@ class Robots:
 
 
 class Mirror:
-    """The state of one `-r` run: scopes, lineage for loops, robots.txt, the summary."""
+    """The state of one `-r` run: scopes, lineage for loops, robots.txt, the facts -N compares."""
 
-    def __init__(
-        self,
-        *,
-        parent: bool,
-        timestamping: bool,
-        robots: bool,
-        follow_schemes: set[str],
-        user_agent: str,
-        log: Any,
-        span_hosts: bool = False,
-    ) -> None:
-        self.parent = parent
-        self.timestamping = timestamping
-        self.use_robots = robots
-        self.follow_schemes = follow_schemes
-        self.span_hosts = span_hosts
+    def __init__(self, options: MirrorOptions, *, user_agent: str, log: Any) -> None:
+        self.options = options
+        self.parent = options.parent
+        self.timestamping = options.timestamping
+        self.use_robots = options.robots
+        self.follow_schemes = options.follow_schemes
+        self.span_hosts = options.span_hosts
         #: The origins and hosts (lower case) of the start URLs: where links may lead without --span-hosts.
         self.origins: set[Origin] = set()
         self.hosts: set[str] = set()
         self.robots = Robots(user_agent)
         self.log = log
-        self.summary = Summary()
         #: URL -> the scope of the start URL it was found from (None: not known yet, or no scope).
         self.scopes: dict[str, Scope | None] = {}
         #: URL -> the URL whose listing or page it was found in (for loop detection).
@@ -362,21 +348,6 @@ class Mirror:
             return None
         return self.etags.content_type(str(url), path)
 
-    # -- the summary ----------------------------------------------------------
-
-    def count(self, record: dict[str, Any]) -> None:
-        status = record.get("status")
-        if status == "failed":
-            self.summary.failed += 1
-        elif status in ("skipped", "interrupted"):
-            self.summary.skipped += 1
-        elif record.get("kind") in ("listing", "advisory") and record.get("change") is None:
-            return
-        else:
-            change = record.get("change") or "new"
-            setattr(self.summary, change, getattr(self.summary, change) + 1)
-            self.summary.bytes += record.get("bytes") or 0
-
     # -- HTTP: links of pages, robots.txt ------------------------------------------
 
     async def robots_allow(self, client: Any, url: URL) -> bool:
@@ -403,71 +374,3 @@ class Mirror:
 
 #: robots.txt is read up to this size (Google's documented limit is 500 KiB).
 _ROBOTS_BYTES = 500 * 1024
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
-
-
-#: The HTML signatures of the WHATWG MIME Sniffing standard (7.1), each followed by a space or ">"
-#: (or, more leniently, another white-space byte).
-_HTML_SIGNATURES = (b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
-                    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--")  # fmt: skip
-_TAG_END = frozenset({b" ", b">", b"\t", b"\n", b"\r", b"\x0c"})
-
-
-def is_html(content_type: str | None, path: Path | None) -> bool:
-    """Is a saved document a page to take links from?
-
-    By its type when there is one; a 304 has none (when the run's state
-    did not keep it) and some servers send none: then by the name, else by
-    the first bytes, as a browser sniffs (`index`, a directory's page, has
-    no suffix to go by).
-    """
-    if content_type:
-        return content_type.split(";", 1)[0].strip().lower() in _HTML_TYPES
-    if path is None:
-        return False
-    if path.suffix.lower() in (".html", ".htm", ".xhtml"):
-        return True
-    try:
-        with open(path, "rb") as page:
-            head = page.read(512)
-    except OSError:
-        return False
-    head = head.removeprefix(b"\xef\xbb\xbf").lstrip(b"\t\n\x0c\r ").lower()
-    return any(head.startswith(sign) and head[len(sign) : len(sign) + 1] in _TAG_END for sign in _HTML_SIGNATURES)
-
-
-def page_links(path: Path, page_url: str, content_type: str | None, *, max_links: int) -> tuple[list[str], str | None]:
-    """The absolute links of a saved HTML page (read in pieces), resolved against `<base>` or the page URL.
-
-    Returns the links and a note when the page had more links than `max_links` (those found first are kept).
-    """
-    from fetcher.mirror.links import LinkParser  # the pure HTML part lives with HTTP
-
-    charset = "utf-8"
-    for part in (content_type or "").split(";")[1:]:
-        name, _, value = part.strip().partition("=")
-        if name.lower() == "charset" and value:
-            charset = value.strip("\"' ")
-    try:
-        decoder = codecs.getincrementaldecoder(charset)(errors="replace")
-    except LookupError:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    parser = LinkParser(max_links=max_links)
-    note = None
-    try:
-        with open(path, "rb") as page:
-            while chunk := page.read(65536):
-                parser.feed(decoder.decode(chunk))
-        parser.feed(decoder.decode(b"", final=True))
-        parser.close()
-    except LimitExceeded as error:
-        note = error.message
-    except OSError:
-        return [], None
-    base = urljoin(page_url, parser.base) if parser.base else page_url
-    links = []
-    for link in parser.links:
-        absolute = urldefrag(urljoin(base, link))[0]
-        if absolute.split(":", 1)[0].lower() in ("http", "https"):
-            links.append(absolute)
-    return links, note

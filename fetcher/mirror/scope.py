@@ -1,7 +1,9 @@
 """Where `fetch -r` may go: the tree a start URL names, its origin, and the paths that climb out of it.
 
 Pure functions over URLs (no I/O but reading a file: symlink), used by
-`fetcher.mirror.rules` and, for links of unknown target, by the FTP handler.
+`fetcher.mirror.rules`.  The path rules a handler needs too (normalizing,
+`link_refused`) are the request notes' (fetcher.handler.notes): the FTP
+handler judges a name of unknown target by them, as data it is given.
 
 - The tree of a start URL is its directory on its origin: scheme, host and
   port together.  Another port of the same host is another server (another
@@ -20,15 +22,15 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote
 
+from fetcher.handler.notes import link_refused, normalize_path, under
 from fetcher.resource import Entry
 from fetcher.url import URL
 
+__all__ = ["Origin", "Scope", "encoded_climb", "in_scope", "link_refused", "link_target", "normalize_path", "origin",
+           "place", "scope_of", "under"]  # fmt: skip
+
 Origin = tuple[str, str, object]
 Scope = tuple[Origin, str]
-
-#: Spellings of the dot segments in a percent-encoded path (compared lower-cased).
-_DOT = frozenset({".", "%2e"})
-_DOT_DOT = frozenset({"..", ".%2e", "%2e.", "%2e%2e"})
 
 
 def origin(url: URL) -> Origin:
@@ -58,34 +60,6 @@ def place(url: URL) -> Scope | None:
     return origin(url), normalize_path(path, encoded=encoded)
 
 
-def normalize_path(path: str, *, encoded: bool = False) -> str:
-    """Resolve `.` and `..` lexically; keep a trailing slash; never above the root.
-
-    `encoded`: the path is percent-encoded (HTTP), so `%2e` spells a dot
-    too, as a server that decodes before resolving reads it.
-    """
-    if not path:
-        return ""
-    dot, dot_dot = (_DOT, _DOT_DOT) if encoded else (frozenset({"."}), frozenset({".."}))
-    lead = "/" if path.startswith("/") else ""
-    last = path.rsplit("/", 1)[-1].lower()
-    trail = "/" if path.endswith("/") or (path != last and (last in dot or last in dot_dot)) else ""
-    parts: list[str] = []
-    for part in path.split("/"):
-        folded = part.lower() if encoded else part
-        if part == "" or folded in dot:
-            continue
-        if folded in dot_dot:
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    joined = lead + "/".join(parts)
-    if trail and not joined.endswith("/"):
-        joined += "/"
-    return joined
-
-
 def scope_of(url: URL, *, listing: bool) -> Scope | None:
     """The directory a start URL names: itself when it was a listing, else the one holding it."""
     where = place(url)
@@ -105,13 +79,6 @@ def in_scope(url: URL, scope: Scope) -> bool:
     return where[0] == scope[0] and under(where[1], scope[1])
 
 
-def under(path: str, prefix: str) -> bool:
-    """Is the normalized `path` the directory `prefix` or inside it?"""
-    if not prefix:
-        return True
-    return path == prefix.rstrip("/") or path.startswith(prefix if prefix.endswith("/") else prefix + "/")
-
-
 def link_target(listed: URL, entry: Entry) -> str | None:
     """Where a symbolic link in directory `listed` points, as a normalized directory path; None if not a link."""
     if entry.type != "link":
@@ -129,20 +96,6 @@ def link_target(listed: URL, entry: Entry) -> str | None:
     if not target:
         return None
     return normalize_path(target if target.startswith("/") else directory + target).rstrip("/") + "/"
-
-
-def link_refused(directory: str, target: str, scope: str) -> str | None:
-    """Why -r does not enter a symbolic link in `directory` that leads to `target` (normalized paths), or None.
-
-    A target that is the directory itself or one above it is a loop; one
-    not under `scope` (the start directory; "" with --parent) is outside.
-    """
-    target = target.rstrip("/") + "/"
-    if (directory.rstrip("/") + "/").startswith(target):
-        return f"a loop: a symbolic link to {target} (this directory or one above it)"
-    if scope and not under(target, scope):
-        return f"a symbolic link to {target}, outside the start directory (--parent follows it)"
-    return None
 
 
 def encoded_climb(url: URL) -> str | None:

@@ -32,6 +32,7 @@ from schemes.ftp.retr import RetrBody, resume_problem
 if TYPE_CHECKING:
     from fetcher.bulk.lanes import LaneWork
     from fetcher.client import Client
+    from fetcher.handler.notes import Confinement
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"
@@ -179,7 +180,7 @@ class Handler:
         try:
             found = await self._retrieve(url, session, control, name, "I", release, guessing=True)
         except _MaybeDirectory as refusal:
-            scope = session.client.confine.get(str(url))
+            scope = session.notes.confinement
             before = await self._working_directory(control) if scope is not None else None
             reply = await control.change_directory(name)
             if not reply.ok:
@@ -197,22 +198,19 @@ class Handler:
         reply = await control.command("PWD")
         return parse_pwd(reply) if reply.code == 257 else None
 
-    async def _leaves(self, url: FtpURL, control: Control, before: str, scope: str) -> str | None:
+    async def _leaves(self, url: FtpURL, control: Control, before: str, scope: Confinement) -> str | None:
         """-r: why the directory a name of unknown target led into is not listed (a loop, or outside), else None.
 
         PWD before and after the CWD gives where the name really leads,
         relative to the directory listing it (servers answer PWD with the
-        resolved path), which `link_refused` judges as it judges LIST's
-        `name -> target`.  Nothing is listed before that.
+        resolved path), which the confinement note judges as the mirror
+        judges LIST's `name -> target`.  Nothing is listed before that.
         """
-        from fetcher.mirror.rules import link_refused, normalize_path  # -r only: not on the path of a plain fetch
-
         after = await self._working_directory(control)
         if after is None:
             return None
         directory = "/" + "".join(segment + "/" for segment in url.cwd)
-        target = normalize_path(directory + posixpath.relpath(after, before))
-        return link_refused(directory, target, scope)
+        return scope.refusal(directory, directory + posixpath.relpath(after, before))
 
     async def _retrieve(
         self,

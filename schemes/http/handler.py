@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
 from fetcher.guard import check_headers
-from fetcher.resource import Advisory, Entry, Resource
+from fetcher.resource import Advisory, Resource
 from fetcher.text import escape
 from fetcher.url import URL, HttpURL, join
 from schemes.http import lane
@@ -95,13 +95,9 @@ class Handler:
     async def run_lane(self, work: LaneWork) -> None:
         await lane.run_lane(work)
 
-    # -- --links and --json on a document (fetcher.cli.render.links_listing) --------
-
-    async def document_links(self, resource: Resource, *, max_links: int) -> list[Entry] | None:
-        """An HTML page's links as listing entries; None for any other document."""
-        from schemes.http.pagelinks import page_entries  # only --links/--json on a page
-
-        return await page_entries(resource, max_links=max_links)
+    #: --links and --json on a document: its HTML documents are pages whose links the core lists
+    #: (fetcher.cli.render.links_listing reads them with the mirror's extractor, fetcher.mirror.links).
+    page_links = True
 
     async def open(self, url: URL, session: Session) -> Resource:
         assert isinstance(url, HttpURL)
@@ -126,9 +122,9 @@ class Handler:
         condition = validators.if_range() if validators is not None else None
         if condition is not None and not any(name.lower() == "if-range" for name, _ in head.headers):
             head.headers.append(("If-Range", condition))  # a changed document comes whole (200), not as a tail
-        since = session.client.conditions.get(str(url)) if offset == 0 else None
+        since = session.notes.modified_since if offset == 0 else None
         if since is not None:  # a mirror's -N: the local copy's ETag (checked when stored) and time
-            tag = session.client.etags.get(str(url))
+            tag = session.notes.etag
             if tag is not None:
                 head.headers.append(("If-None-Match", tag))
             from email.utils import formatdate  # -N only
@@ -278,7 +274,7 @@ class Handler:
                 raise ProtocolError(f"HTTP {status} redirect from {public(url)} without a Location header")
             await self._discard(lease, headers)
             return await session.follow(redirect_target(url, status, location))
-        if status == 304 and str(url) in session.client.conditions:
+        if status == 304 and session.notes.modified_since is not None:
             await self._discard(lease, headers)
             return Resource(url, "advisory", advisory=Advisory("not modified", f"{public(url)} is unchanged"),
                             metadata={"status": 304, "headers": headers})  # fmt: skip

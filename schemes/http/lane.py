@@ -96,8 +96,6 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
         or not isinstance(url, HttpURL)
         or url.user is not None
         or trace.isEnabledFor(logging.DEBUG)
-        or (client.conditions and str(url) in client.conditions)
-        or (client.etags and str(url) in client.etags)
         or not admits(url, client, resume=resume)
     ):
         return None
