@@ -63,6 +63,7 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
 
 
 async def run_lane(work: LaneWork) -> None:
+    """Retrieve the lane's URLs one after another, then give the kept control connection back."""
     lane = _Lane(work)
     try:
         while items := (work.take(BATCH) or await work.wait(BATCH)):
@@ -73,6 +74,8 @@ async def run_lane(work: LaneWork) -> None:
 
 
 class _Lane:
+    """One worker: the control connection it keeps between URLs, and the key it was pooled under."""
+
     def __init__(self, work: LaneWork) -> None:
         self.work = work
         self.client = work.client
