@@ -20,7 +20,7 @@ from fetcher.net.connection import trace
 from fetcher.resource import Resource
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl
-from schemes.ftp.login import PoolKey, choose_login, connect, pool_key
+from schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
 from schemes.ftp.operate import operate
 
 if TYPE_CHECKING:
@@ -51,9 +51,8 @@ class Handler:
         explicit = not implicit and session.settings.ftp_tls
         login = choose_login(url, session)
         key = pool_key(url, login.user, explicit_tls=explicit)
-        pooled = await session.pool.take(key)
-        if isinstance(pooled, Control):
-            pooled.reused = True
+        pooled = await take_pooled(session, key)
+        if pooled is not None:
             try:
                 return await self._run(url, session, key, pooled)
             except StaleControl as error:

@@ -27,7 +27,7 @@ from fetcher.errors import FetchError, ProtocolError
 from fetcher.net.connection import current_budget
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl
-from schemes.ftp.login import PoolKey, choose_login, connect, pool_key
+from schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
 from schemes.ftp.operate import operate
 
 if TYPE_CHECKING:
@@ -88,13 +88,11 @@ class _Lane:
         await self._drop()
         login = choose_login(url, session)
         self.key = pool_key(url, login.user, explicit_tls=False)
-        pooled = await self.client.pool.take(self.key)
-        if isinstance(pooled, Control):
-            pooled.reused = True
-            self.control = pooled
-        else:
-            self.control = await connect(url, session, login, implicit=False, explicit=False)
-        return self.control
+        control = await take_pooled(session, self.key)
+        if control is None:
+            control = await connect(url, session, login, implicit=False, explicit=False)
+        self.control = control
+        return control
 
     async def retrieve(self, item: LaneItem) -> None:
         url = item.url

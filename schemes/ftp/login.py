@@ -53,6 +53,19 @@ def pool_key(url: FtpURL, user: str, *, explicit_tls: bool) -> PoolKey:
     return (url.scheme, url.host, url.port, user, explicit_tls)
 
 
+async def take_pooled(session: Session, key: PoolKey) -> Control | None:
+    """An idle control connection pooled under `key`, marked as reused; None when the pool holds none.
+
+    Reused, a failure before its first reply means the server closed it
+    while it was idle (`StaleControl`): the caller reconnects.
+    """
+    pooled = await session.pool.take(key)
+    if not isinstance(pooled, Control):
+        return None
+    pooled.reused = True
+    return pooled
+
+
 async def connect(url: FtpURL, session: Session, login: Login, *, implicit: bool, explicit: bool) -> Control:
     """A new control connection: greeting, AUTH TLS (`explicit`), login, PROT P, and PWD for the way home."""
     conn = await session.connect(url.host, url.port, scheme=url.scheme, tls=implicit)
