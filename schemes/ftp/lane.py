@@ -78,7 +78,7 @@ class _Lane:
 
     def __init__(self, work: LaneWork) -> None:
         self.work = work
-        self.client = work.client
+        self.pool = work.client.pool
         self.control: Control | None = None
         self.key: PoolKey | None = None
 
@@ -98,7 +98,7 @@ class _Lane:
         url = item.url
         assert isinstance(url, FtpURL)
         work = self.work
-        client = self.client
+        client = work.client
         session = Session(client, url)
         current_budget.set(client.budget(url))
         for attempt in (1, 2):
@@ -144,7 +144,7 @@ class _Lane:
         if control is None:
             return
         if control.reusable and self.key is not None:
-            await self.client.pool.give(self.key, control)
+            await self.pool.give(self.key, control)
         else:
             await control.aclose()
 
