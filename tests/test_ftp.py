@@ -386,6 +386,33 @@ async def test_reuse_returns_to_the_login_directory_before_the_next_cwds() -> No
     ]
 
 
+async def test_the_connection_a_bulk_lane_gives_back_serves_the_next_fetch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lane and the task path pool control connections under one key
+    # (schemes/ftp/login.pool_key): what the lane gives back, the next fetch takes.
+    from fetcher.bulk.lanes import LaneWork
+    from schemes.ftp import lane
+
+    lanes = []
+    run_lane = lane.run_lane
+
+    async def counted(work: LaneWork) -> None:
+        lanes.append(work.key)
+        await run_lane(work)
+
+    monkeypatch.setattr(lane, "run_lane", counted)
+    async with serving(FakeFtpServer(FILES)) as server:
+        async with Client() as client:
+            async with client.fetch_all([f"{server.url}/pub/a.txt"], destination=lambda url: tmp_path / "a") as results:
+                outcomes = [outcome async for outcome in results]
+            second = await client.fetch(f"{server.url}/pub/sub/deep.txt")
+    assert len(lanes) == 1 and outcomes[0].ok
+    assert (tmp_path / "a").read_bytes() == b"in pub\n" and second.content == b"deep\n"
+    assert len(server.sessions) == 1
+    assert [line for line in server.sessions[0] if line.startswith("RETR")] == ["RETR a.txt", "RETR deep.txt"]
+
+
 async def test_reuse_in_the_same_directory_sends_no_cwd_at_all() -> None:
     async with serving(FakeFtpServer(FILES)) as server:
         async with Client() as client:

@@ -33,7 +33,10 @@ from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
 from fetcher.url import FtpURL
-from schemes.ftp.listing import Listed, parse_list, parse_list_line, parse_mlsd, parse_mlsd_line
+from schemes.ftp.dialects import parse_list_line
+from schemes.ftp.listed import Listed
+from schemes.ftp.listing import parse_list, parse_mlsd
+from schemes.ftp.mlsd import parse_mlsd_line
 
 #: When the listings were captured: "Mon DD HH:MM" dates are read relative to it.
 NOW = datetime(2026, 11, 24, 2, 37, tzinfo=UTC)

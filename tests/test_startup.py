@@ -170,7 +170,7 @@ def fresh_python(code: str) -> str:
 def test_content_types_read_no_system_table_for_common_names() -> None:
     # Python's own table answers the common names; /etc/mime.types is read only for the rest.
     code = (
-        "import mimetypes, schemes.file as f, schemes.ftp.handler as ftp, schemes.gopher.types as g; "
+        "import mimetypes, schemes.file as f, schemes.ftp.operate as ftp, schemes.gopher.types as g; "
         "print(f._content_type('/a/b.txt'), f._content_type('/a/B.PNG'), ftp._content_type('c.pdf', 'I'), "
         "g.content_type_for('d', 'sel/d.zip'), f._content_type('/a/noext'), mimetypes.inited); "
         "print(f._content_type('/a/b.tar.gz'), mimetypes.inited)"

@@ -1,8 +1,11 @@
 """ftp:// and ftps:// URLs (RFC 1738 §3.2) over RFC 959, with FTPS (RFC 4217).
 
 `replies` and `data` are the pure codec (replies, command lines, NLST names,
-ASCII line ends); `control` is the trio conversation on the control
-connection; `handler` turns URLs into resources and pools connections.
+ASCII line ends); `listing` (with `listed`, `mlsd` and `dialects`) reads
+MLSD and LIST listings; `control` is the trio conversation on the control
+connection; `login` logs in and names the pool key; `operate` runs one URL
+(CWDs, typecodes, RETR) and `directory` lists; `handler` takes connections
+from the pool and gives them back; `lane` keeps one for a bulk run's URLs.
 """
 
 from schemes.ftp.handler import Handler

@@ -172,23 +172,22 @@ class Control:
         """USER, PASS and ACCT as the server asks for them (RFC 959 §5.4 login sequence)."""
         reply = await self.command("USER", user)
         if reply.code == 331:
-            if password is None:
-                password = await ask(f"Password for {user} at {where}: ", secret=True)
-                if password is None:
-                    raise AuthError(
-                        f"{where} asks for a password for {user!r} and none is known",
-                        hint="give it with -u USER:PASSWORD, in the URL, or in ~/.netrc; "
-                        "on a terminal you are asked for it",
-                    )
+            password = await _known_or_asked(
+                password,
+                ask,
+                f"Password for {user} at {where}: ",
+                f"{where} asks for a password for {user!r} and none is known",
+                "give it with -u USER:PASSWORD, in the URL, or in ~/.netrc; on a terminal you are asked for it",
+            )
             reply = await self.command("PASS", password, shown="PASS ****")
         if reply.code == 332:
-            if account is None:
-                account = await ask(f"Account for {user} at {where}: ", secret=True)
-                if account is None:
-                    raise AuthError(
-                        f"{where} asks for an account (332) for {user!r} and none is known",
-                        hint="give it with --ftp-account ACCOUNT",
-                    )
+            account = await _known_or_asked(
+                account,
+                ask,
+                f"Account for {user} at {where}: ",
+                f"{where} asks for an account (332) for {user!r} and none is known",
+                "give it with --ftp-account ACCOUNT",
+            )
             reply = await self.command("ACCT", account, shown="ACCT ****")
         if reply.code not in (230, 202):
             if reply.code == 331 or reply.code == 332 or 500 <= reply.code < 600:
@@ -339,3 +338,12 @@ def transient_from(error: ProtocolError, doing: str) -> TransientError:
     if isinstance(error, TransientError):
         return error
     return TransientError(f"{doing}: {error.message}", hint="try again; -C/--continue resumes a saved file")
+
+
+async def _known_or_asked(known: str | None, ask: Ask, prompt: str, missing: str, hint: str) -> str:
+    """A secret the login needs: the one given, else the user's answer to `prompt`, else AuthError (exit 5)."""
+    if known is None:
+        known = await ask(prompt, secret=True)
+    if known is None:
+        raise AuthError(missing, hint=hint)
+    return known

@@ -3,9 +3,9 @@
 FTP cannot pipeline retrievals (each RETR needs its own data connection),
 so this lane (fetcher/bulk/lanes.py) saves what surrounds the protocol instead:
 a bulk run's task per URL, its Session, deadlines, Resource plumbing and
-the threaded writer of `save`.  Each URL runs through the handler's own
-`_operate` (CWD per segment, TYPE, the typecode guess, RETR, the length and
-final-reply checks of `_body`), on a control connection the worker keeps
+the threaded writer of `save`.  Each URL runs through the task path's own
+`operate` (CWD per segment, TYPE, the typecode guess, RETR, the length and
+final-reply checks of `RetrBody`), on a control connection the worker keeps
 between URLs, and its body goes to a `BodyWriter`.  A listing (a name that
 turned out to be a directory) comes back as the task path returns it.
 
@@ -27,13 +27,13 @@ from fetcher.errors import FetchError, ProtocolError
 from fetcher.net.connection import current_budget
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl
-from schemes.ftp.handler import choose_login
+from schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
+from schemes.ftp.operate import operate
 
 if TYPE_CHECKING:
     from fetcher.bulk.lanes import LaneItem, LaneWork
     from fetcher.client import Client
     from fetcher.resource import Resource
-    from schemes.ftp.handler import Handler, PoolKey
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -42,7 +42,11 @@ BATCH = 16
 
 
 def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
-    """(host, port, login user) when `url` may take the lane; else None."""
+    """The pool key of the connection `url` would log in on, when `url` may take the lane; else None.
+
+    The login is the same for every URL admitted (netrc or anonymous), so
+    a lane is one control connection's worth of URLs.
+    """
     if (
         not isinstance(url, FtpURL)
         or url.scheme != "ftp"
@@ -55,11 +59,12 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     ):
         return None
     found = client.netrc_credentials(url.host)
-    return (url.host, url.port, found[0] if found is not None else "anonymous")
+    return pool_key(url, found[0] if found is not None else "anonymous", explicit_tls=False)
 
 
-async def run_lane(handler: Handler, work: LaneWork) -> None:
-    lane = _Lane(handler, work)
+async def run_lane(work: LaneWork) -> None:
+    """Retrieve the lane's URLs one after another, then give the kept control connection back."""
+    lane = _Lane(work)
     try:
         while items := (work.take(BATCH) or await work.wait(BATCH)):
             for item in items:
@@ -69,10 +74,11 @@ async def run_lane(handler: Handler, work: LaneWork) -> None:
 
 
 class _Lane:
-    def __init__(self, handler: Handler, work: LaneWork) -> None:
-        self.handler = handler
+    """One worker: the control connection it keeps between URLs, and the key it was pooled under."""
+
+    def __init__(self, work: LaneWork) -> None:
         self.work = work
-        self.client = work.client
+        self.pool = work.client.pool
         self.control: Control | None = None
         self.key: PoolKey | None = None
 
@@ -81,26 +87,24 @@ class _Lane:
             return self.control
         await self._drop()
         login = choose_login(url, session)
-        self.key = (url.scheme, url.host, url.port, login.user, False)
-        pooled = await self.client.pool.take(self.key)
-        if isinstance(pooled, Control):
-            pooled.reused = True
-            self.control = pooled
-        else:
-            self.control = await self.handler._connect(url, session, login, implicit=False, explicit=False)
-        return self.control
+        self.key = pool_key(url, login.user, explicit_tls=False)
+        control = await take_pooled(session, self.key)
+        if control is None:
+            control = await connect(url, session, login, implicit=False, explicit=False)
+        self.control = control
+        return control
 
     async def retrieve(self, item: LaneItem) -> None:
         url = item.url
         assert isinstance(url, FtpURL)
         work = self.work
-        client = self.client
+        client = work.client
         session = Session(client, url)
         current_budget.set(client.budget(url))
         for attempt in (1, 2):
             try:
                 control = await self._control(url, session)
-                resource = await self.handler._operate(url, session, control, _keep)
+                resource = await operate(url, session, control, _keep)
                 break
             except StaleControl as error:
                 # A pooled control connection the server had closed: once more on a new one.
@@ -140,7 +144,7 @@ class _Lane:
         if control is None:
             return
         if control.reusable and self.key is not None:
-            await self.client.pool.give(self.key, control)
+            await self.pool.give(self.key, control)
         else:
             await control.aclose()
 

@@ -2,8 +2,9 @@
 
 The pure parts: `request` (the request bytes), `menu` (menu lines into
 entries), `text` (where a text ends), `plus` (Gopher+ headers, errors,
-attribute blocks), `ask` (ASK forms), `types` (item types).  `client` is
-the trio part and the `Handler`.
+attribute blocks), `ask` (ASK forms), `types` (item types).  `stream`
+moves the reply's bytes (look-ahead, a body to its end); `client` decides
+which reader a reply goes to, and holds the `Handler`.
 """
 
 from schemes.gopher.client import Handler

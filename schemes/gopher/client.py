@@ -9,13 +9,12 @@ server answers one request per connection, so nothing is pooled.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Hashable
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from fetcher import guard
 from fetcher.client import Session, current_tap
 from fetcher.errors import LimitExceeded, ProtocolError, TooLarge, UsageError
-from fetcher.net.connection import Connection
 from fetcher.resource import Advisory, Resource
 from fetcher.text import escape
 from fetcher.url import URL, GopherURL, TelnetURL, parse_url
@@ -44,6 +43,7 @@ from schemes.gopher.server_errors import (
     menu_warning,
     resembles_error,
 )
+from schemes.gopher.stream import Body, Decoder, Raw, Source, finished, plus_decoder, truncated
 from schemes.gopher.text import DotTerminated, FinalDot
 from schemes.gopher.types import MENU_VIEWS, content_type_for, item_type
 
@@ -52,120 +52,6 @@ if TYPE_CHECKING:
     from fetcher.client import Client
 
 log = logging.getLogger("fetcher")
-
-
-class Decoder(Protocol):
-    def feed(self, chunk: bytes) -> bytes: ...
-
-
-class Raw:
-    """Bytes to close, unchanged (binary items, `+-2`, --raw)."""
-
-    done = False
-
-    def feed(self, chunk: bytes) -> bytes:
-        return chunk
-
-    def close(self) -> bytes:
-        return b""
-
-
-class Source:
-    """The reply's bytes with a little look-ahead (a header line, a possible error)."""
-
-    def __init__(self, connection: Connection) -> None:
-        self.connection = connection
-        self.buffer = b""
-        self.eof = False
-
-    async def fill(self) -> bool:
-        if self.eof:
-            return False
-        data = await self.connection.receive_some()
-        if not data:
-            self.eof = True
-            return False
-        self.buffer += data
-        return True
-
-    async def peek_line(self, limit: int) -> bytes | None:
-        """The first line if it ends within `limit` bytes (not consumed)."""
-        while b"\n" not in self.buffer[:limit] and len(self.buffer) < limit and await self.fill():
-            pass
-        end = self.buffer.find(b"\n", 0, limit)
-        return self.buffer[: end + 1] if end >= 0 else (self.buffer if self.eof else None)
-
-    async def peek(self, count: int) -> bytes:
-        while len(self.buffer) < count and await self.fill():
-            pass
-        return self.buffer[:count]
-
-    def consume(self, count: int) -> None:
-        self.buffer = self.buffer[count:]
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        if self.buffer:
-            data, self.buffer = self.buffer, b""
-            yield data
-        while True:
-            data = await self.connection.receive_some()
-            if not data:
-                self.eof = True
-                return
-            yield data
-
-
-class Body:
-    """A document's body to its end; a reset or a timeout raises, so no truncated file looks complete.
-
-    Decoded chunk by chunk (`decoder`); `must_end`: the reply announced its
-    end (a Gopher+ length or block), so a close before it is an error.  The
-    connection is closed at the end, on an error and by `aclose`.  A plain
-    iterator rather than an async generator: a bulk run reads thousands of
-    small items, and trio registers and finalizes every generator.
-    """
-
-    def __init__(self, url: GopherURL, source: Source, decoder: Decoder, must_end: bool) -> None:
-        self.url = url
-        self.source = source
-        self.decoder = decoder
-        self.must_end = must_end
-        self._finished = False
-
-    def __aiter__(self) -> Body:
-        return self
-
-    async def __anext__(self) -> bytes:
-        if self._finished:
-            raise StopAsyncIteration
-        source, decoder = self.source, self.decoder
-        tail = b""
-        try:
-            while not _done(decoder):
-                if source.buffer:
-                    data, source.buffer = source.buffer, b""
-                else:
-                    data = await source.connection.receive_some()
-                    if not data:  # the server closed: the end, unless the reply announced one
-                        source.eof = True
-                        tail = decoder.close() if hasattr(decoder, "close") else b""
-                        if self.must_end:
-                            raise ProtocolError(_truncated(self.url, decoder), url=str(self.url))
-                        break
-                out = decoder.feed(data)
-                if out:
-                    return out
-        except BaseException:
-            await self.aclose()
-            raise
-        await self.aclose()
-        if tail:
-            return tail
-        raise StopAsyncIteration
-
-    async def aclose(self) -> None:
-        self._finished = True
-        await self.source.connection.aclose()
 
 
 class Retrieval:
@@ -330,11 +216,11 @@ class Retrieval:
             if limit is not None and parser.received > limit:
                 raise TooLarge(f"the menu is larger than the limit of {limit} bytes", url=str(url),
                                hint="raise --max-size if you expected this")  # fmt: skip
-            if parser.terminated or _done(decoder):
+            if parser.terminated or finished(decoder):
                 break
         else:
-            if must_end and not _done(decoder):
-                raise ProtocolError(_truncated(url, decoder), url=str(url))
+            if must_end and not finished(decoder):
+                raise ProtocolError(truncated(url, decoder), url=str(url))
         if hasattr(decoder, "close"):
             parser.feed(decoder.close())
         parser.close()
@@ -372,14 +258,8 @@ class Retrieval:
                 inner = parse_header(second)
                 assert inner is not None
                 raise await self._plus_error(url, source, inner)
-        decoder: Decoder
+        decoder = plus_decoder(header.length)
         must_end = header.length != -2
-        if header.length == -1:
-            decoder = DotTerminated("lone")
-        elif header.length == -2:
-            decoder = Raw()
-        else:
-            decoder = SizedBody(header.length)
         plus = url.plus or ""
         if plus[0] in "!$":
             return await self._attributes(url, source, decoder, must_end)
@@ -405,18 +285,18 @@ class Retrieval:
         total = 0
         cap = self.settings.limits.attribute_bytes
         async for chunk in source.chunks():
-            if _done(decoder):
+            if finished(decoder):
                 break
             data = decoder.feed(chunk)
             total += len(data)
             if total > cap:
                 raise LimitExceeded("bytes of Gopher+ attributes", cap, "attribute_bytes", url=str(url))
             parts.append(data)
-            if _done(decoder):
+            if finished(decoder):
                 break
         else:
-            if must_end and not _done(decoder):
-                raise ProtocolError(_truncated(url, decoder), url=str(url))
+            if must_end and not finished(decoder):
+                raise ProtocolError(truncated(url, decoder), url=str(url))
         if hasattr(decoder, "close"):
             parts.append(decoder.close())
         await source.connection.aclose()
@@ -514,9 +394,7 @@ class Retrieval:
                 source.consume(len(line))
                 if not header.ok:
                     raise await self._plus_error(url, source, header)
-                decoder: Decoder = (DotTerminated("lone") if header.length == -1 else Raw() if header.length == -2
-                                    else SizedBody(header.length))  # fmt: skip
-                data = await self._collect(url, source, decoder, header.length != -2)
+                data = await self._collect(url, source, plus_decoder(header.length), header.length != -2)
             finally:
                 await source.connection.aclose()
             for item in parse_attributes(data, self.settings.limits.attribute_bytes):
@@ -528,16 +406,6 @@ class Retrieval:
             hint="fetch the item without %09%09? to get it as a plain document",
             url=str(url),
         )
-
-
-def _done(decoder: object) -> bool:
-    return bool(getattr(decoder, "done", False))
-
-
-def _truncated(url: URL, decoder: object) -> str:
-    if isinstance(decoder, SizedBody):
-        return f"the server closed the connection {decoder.remaining} bytes before the announced end of {url}"
-    return f"the server closed the connection before the end of the Gopher+ block ('.' line) of {url}"
 
 
 class Handler:

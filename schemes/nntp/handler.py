@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from typing import TypeVar
 
 from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
@@ -143,6 +144,38 @@ class Held:
         self.size += self.ENTRY_COST + sum(sys.getsizeof(text) for text in texts)
         if self.size > self.cap:
             raise LimitExceeded(f"bytes in {self.what} (as held in memory)", self.cap, "listing_bytes")
+
+
+T = TypeVar("T")
+
+
+async def _listing_block(
+    nntp: NntpSession, what: str, archived_as: str, parse: Callable[[bytes], T], texts: Callable[[T], tuple[str, ...]]
+) -> list[T]:
+    """A listing block (OVER/XOVER, LIST ACTIVE), each line parsed as it arrives, under the listing caps.
+
+    The archive tap gets each line as the server sent it (dot-unstuffed);
+    `texts` names what an item keeps in memory (charged by `Held`).  A line
+    that does not parse is skipped: one strange line does not fail a listing.
+    """
+    items: list[T] = []
+    held = Held(nntp.limits, what)
+    tap = current_tap()
+    async for line in nntp.iter_block(BlockLimit.listing(what, nntp.limits)):
+        if tap is not None:
+            tap.listing(line + b"\r\n", archived_as)
+        try:
+            item = parse(line)
+        except BadReply as error:
+            trace.debug("* skipped: %s", escape(str(error)))
+            continue
+        held.add(*texts(item))
+        items.append(item)
+    return items
+
+
+def _overview_texts(item: Overview) -> tuple[str, ...]:
+    return (item.subject, item.sender, item.date, item.message_id, item.references)
 
 
 class Handler:
@@ -320,20 +353,8 @@ class Handler:
             if reply.code in (420, 423):
                 return []
             if reply.code == 224:
-                items = []
-                held = Held(limits, f"the overview of {group}")
-                tap = current_tap()
-                async for line in nntp.iter_block(BlockLimit.listing(f"the overview of {group}", limits)):
-                    if tap is not None:  # the overview as the server sent it (dot-unstuffed), for an archive
-                        tap.listing(line + b"\r\n", "text/x-nntp-overview")
-                    try:
-                        item = parse_overview(line)
-                    except BadReply as error:
-                        trace.debug("* skipped: %s", escape(str(error)))
-                        continue
-                    held.add(item.subject, item.sender, item.date, item.message_id, item.references)
-                    items.append(item)
-                return items
+                what = f"the overview of {group}"
+                return await _listing_block(nntp, what, "text/x-nntp-overview", parse_overview, _overview_texts)
         trace.debug("* no overview on this server; reading the headers of each article")
         if high - low + 1 > limits.listing_entries:
             raise LimitExceeded(f"articles to list one HEAD at a time ({span})", limits.listing_entries,
@@ -345,7 +366,7 @@ class Handler:
             if reply.code == 221:
                 lines = await nntp.read_block(BlockLimit.reply(f"the head of article {number}", limits))
                 item = overview_from_headers(number, parse_headers(lines))
-                held.add(item.subject, item.sender, item.date, item.message_id, item.references)
+                held.add(*_overview_texts(item))
                 items.append(item)
         return items
 
@@ -354,19 +375,10 @@ class Handler:
         reply = await nntp.request("LIST ACTIVE", doing, {215, *_NO_OVERVIEW}, login=login)
         if reply.code != 215:
             await nntp.request("LIST", doing, {215}, login=login)
+        groups = await _listing_block(nntp, "the list of newsgroups", "text/x-nntp-active", parse_active,
+                                      lambda group: (group.name, group.name, group.status))  # fmt: skip
         entries: list[Entry] = []
-        limits = nntp.limits
-        held = Held(limits, "the list of newsgroups")
-        tap = current_tap()
-        async for line in nntp.iter_block(BlockLimit.listing("the list of newsgroups", limits)):
-            if tap is not None:  # the active list as the server sent it (dot-unstuffed), for an archive
-                tap.listing(line + b"\r\n", "text/x-nntp-active")
-            try:
-                group = parse_active(line)
-            except BadReply as error:
-                trace.debug("* skipped: %s", escape(str(error)))
-                continue
-            held.add(group.name, group.name, group.status)
+        for group in groups:
             flags = {"y": "", "n": ", no posting", "m": ", moderated"}.get(group.status[:1], "")
             entries.append(
                 Entry(

@@ -310,25 +310,28 @@ class TelnetProtocol:
                 else:
                     side.state = Q.NO
             elif side.state is Q.WANTYES:
-                if side.opposite:
-                    side.state, side.opposite = Q.WANTNO, False
-                    reply = self._send(no, option)
-                else:
-                    side.state = Q.YES
-                    reply = self._enabled(command, option)
+                reply = self._answered(side, option, command, Q.YES, Q.WANTNO, no)
         else:
             if side.state is Q.YES:
                 side.state = Q.NO
                 reply = self._send(no, option)
             elif side.state is Q.WANTNO:
-                if side.opposite:
-                    side.state, side.opposite = Q.WANTYES, False
-                    reply = self._send(yes, option)
-                else:
-                    side.state = Q.NO
+                reply = self._answered(side, option, command, Q.NO, Q.WANTYES, yes)
             elif side.state is Q.WANTYES:
                 side.state, side.opposite = Q.NO, False
         return reply
+
+    def _answered(self, side: Side, option: int, command: int, settled: Q, reverse: Q, reversing: int) -> bytes:
+        """The answer we asked for came: settle there, or start the reversal queued meanwhile (RFC 1143 §7).
+
+        The same step for an awaited agreement (settled YES) and an awaited
+        refusal (settled NO); `_enabled` adds nothing for a refusal.
+        """
+        if side.opposite:
+            side.state, side.opposite = reverse, False
+            return self._send(reversing, option)
+        side.state = settled
+        return self._enabled(command, option)
 
     def _enabled(self, command: int, option: int) -> bytes:
         """What to send once an option of ours is on (NAWS reports the size at once)."""
@@ -337,23 +340,20 @@ class TelnetProtocol:
         return b""
 
     def _request(self, table: dict[int, Side], option: int, enable: bool, yes: int, no: int) -> bytes:
+        """RFC 1143 §7: ask for a change, or queue it behind the answer awaited (or cancel a queued one).
+
+        Disabling is enabling mirrored: the same steps with YES for NO,
+        WANTNO for WANTYES and the refusing command for the agreeing one.
+        """
         side = self._side(table, option)
-        if enable:
-            if side.state is Q.NO:
-                side.state = Q.WANTYES
-                return self._send(yes, option)
-            if side.state is Q.WANTNO:
-                side.opposite = True
-            elif side.state is Q.WANTYES:
-                side.opposite = False
-        else:
-            if side.state is Q.YES:
-                side.state = Q.WANTNO
-                return self._send(no, option)
-            if side.state is Q.WANTYES:
-                side.opposite = True
-            elif side.state is Q.WANTNO:
-                side.opposite = False
+        settled, toward, away, asking = (Q.NO, Q.WANTYES, Q.WANTNO, yes) if enable else (Q.YES, Q.WANTNO, Q.WANTYES, no)
+        if side.state is settled:
+            side.state = toward
+            return self._send(asking, option)
+        if side.state is away:
+            side.opposite = True  # change back once the pending answer comes
+        elif side.state is toward:
+            side.opposite = False  # already on the way: forget a queued reversal
         return b""
 
     def request_local(self, option: int, enable: bool = True) -> bytes:
