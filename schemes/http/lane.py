@@ -35,7 +35,6 @@ proxies, WARC recording, -v traces, resumes, -N conditions, --max-time,
 
 from __future__ import annotations
 
-import logging
 import os
 import weakref
 from collections import deque
@@ -59,8 +58,6 @@ from schemes.http.verdict import Asked, Document, ErrorPage, Failure, Redirect, 
 if TYPE_CHECKING:
     from fetcher.bulk.lanes import LaneItem, LaneWork
     from fetcher.client import Client
-
-trace = logging.getLogger("fetcher.trace")
 
 #: Requests in flight on one connection; more are sent when half have been answered.
 DEPTH = 32
@@ -96,11 +93,9 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     if (
         not client.settings.pipeline
         or not isinstance(url, HttpURL)
-        or url.user is not None
-        or trace.isEnabledFor(logging.DEBUG)
         or (client.conditions and str(url) in client.conditions)
         or (client.etags and str(url) in client.etags)
-        or not admits(url, client, resume=resume)
+        or not admits(url, client, resume=resume, own_exchange=True)
     ):
         return None
     key = origin_of(url)
