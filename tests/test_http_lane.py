@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from fetcher import Client
 from fetcher.errors import FetchError, LimitExceeded
 from fetcher.settings import Limits
+from schemes.http.fields import Fields
 from schemes.http.lane import DEPTH
-from schemes.http.lanefields import Fields
 from schemes.http.reader import STATUS_OVERHEAD, ReplyReader
 from tests.servers.http_server import Exchange, HTTPTestServer, Received, gzipped, redirect
 
@@ -119,6 +119,36 @@ async def test_errors_redirects_and_encodings_match_the_task_path(tmp_path: Path
     assert _seen(lane)[urls[2]] == ("ok", hashlib.sha256(b"where the redirect leads\n").hexdigest())
     assert _seen(lane)[urls[1]][0] == "NotFound"
     assert Counter(lane_requests) == Counter(task_requests)  # nothing asked twice, nothing skipped
+
+
+async def test_error_pages_are_read_alike_on_both_paths(tmp_path: Path) -> None:
+    # One judgement and one error-page decoder (verdict.py) for the lane and the task path:
+    # the page a user sees (--show-error-body) is the same bytes whichever path read it.
+    pages = {
+        "gz": ([("Content-Encoding", "gzip")], gzipped(b"<p>gone</p>\n")),
+        "cut": ([("Content-Encoding", "gzip")], gzipped(b"what decoded before the damage " * 4)[:-8]),  # no trailer
+        "br": ([("Content-Encoding", "br")], b"left as it came"),
+        "bomb": ([("Content-Encoding", "gzip")], gzipped(b"z" * (200 * 1024))),
+        "plain": ([], b"plain page\n"),
+    }
+    server = HTTPTestServer()
+    for name, (headers, body) in pages.items():
+
+        async def page(request: Received, exchange: Exchange, headers=headers, body=body) -> None:
+            await exchange.respond(404, body, headers)
+
+        server.routes[f"/{name}"] = page
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        urls = [server.url(f"/{name}") for name in pages]
+        lane, task, lane_requests, task_requests = await _both(server, urls, tmp_path)
+        nursery.cancel_scope.cancel()
+    assert _seen(lane) == _seen(task)
+    bodies = {url.rsplit("/", 1)[1]: lane[url].error.body for url in urls}
+    assert bodies == {url.rsplit("/", 1)[1]: task[url].error.body for url in urls}
+    assert bodies["cut"] == b"what decoded before the damage " * 4
+    assert bodies["br"] == b"left as it came" and bodies["bomb"] == b"z" * (64 * 1024)
+    assert Counter(lane_requests) == Counter(task_requests)  # the lane read them all itself
 
 
 async def test_a_chunked_reply_ends_pipelining_for_its_origin(tmp_path: Path) -> None:

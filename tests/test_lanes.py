@@ -92,3 +92,34 @@ async def test_a_mixed_list_keeps_its_lane_workers_and_every_url(
             # (a worker per URL before; a few restarts remain where a key's workers find its queue empty)
             assert len(started) <= 24, f"{len(started)} lane workers started for 120 URLs of two keys"
     assert len(one.requests) == len(two.requests) == 240
+
+
+async def test_one_admission_check_keeps_logins_and_traces_off_the_lanes_that_speak_for_themselves() -> None:
+    # fetcher.bulk.lanes.admits is the one check: the HTTP and FTP lanes (which speak to the server
+    # themselves) ask it with own_exchange, the sequential lane (the handler's own open) without.
+    import logging
+
+    from fetcher.bulk.lanes import admits, sequential_key
+    from fetcher.url import parse_url
+    from schemes.ftp.lane import lane_key as ftp_key
+    from schemes.http.lane import lane_key as http_key
+
+    http, ftp, gopher = (parse_url(f"{scheme}://127.0.0.1:2121/d/f") for scheme in ("http", "ftp", "gopher"))
+    http_login, ftp_login = parse_url("http://u:p@127.0.0.1:2121/f"), parse_url("ftp://u@127.0.0.1:2121/f")
+    trace = logging.getLogger("fetcher.trace")
+    async with Client() as client:
+        assert http_key(http, client, resume=False) is not None and ftp_key(ftp, client, resume=False) is not None
+        assert http_key(http_login, client, resume=False) is None and ftp_key(ftp_login, client, resume=False) is None
+        assert admits(http_login, client, resume=False) and not admits(http_login, client, resume=False,
+                                                                        own_exchange=True)  # fmt: skip
+        level = trace.level
+        trace.setLevel(logging.DEBUG)  # -v
+        try:
+            assert http_key(http, client, resume=False) is None and ftp_key(ftp, client, resume=False) is None
+            assert not admits(http, client, resume=False, own_exchange=True)
+            assert sequential_key(gopher, client, resume=False) is not None  # the handler's open writes the trace
+        finally:
+            trace.setLevel(level)
+        for key in (http_key, ftp_key):
+            assert key(http if key is http_key else ftp, client, resume=True) is None  # -C, for every lane
+        assert sequential_key(gopher, client, resume=True) is None

@@ -22,6 +22,7 @@ lane (batch.py): the task path's session carries them to the handler.
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections import deque
@@ -364,24 +365,31 @@ class Lanes:
 # -- the sequential lane: for handlers whose URLs each need an exchange of their own --------
 
 
+_trace = logging.getLogger("fetcher.trace")
+
 #: URLs a sequential lane worker takes from the queue at once (it runs them one by one).
 SEQUENTIAL_BATCH = 16
 
 
-def admits(url: URL, client: Client, *, resume: bool) -> bool:
+def admits(url: URL, client: Client, *, resume: bool, own_exchange: bool = False) -> bool:
     """True unless something applied per URL by the task path keeps `url` off every lane.
 
-    Refused: a resume, an archive tap, --max-time, --max-filesize,
-    --limit-rate (each is applied by the task path's `Client.open`), -u
-    credentials (bound to the first URL's origin there), a URL the guard
-    refuses (the task path reports it).  Each handler's `lane_key` adds its
-    own conditions.
+    The one admission check of every lane.  Refused: a resume, an archive
+    tap, --max-time, --max-filesize, --limit-rate (each is applied by the
+    task path's `Client.open`), -I, -u credentials (bound to the first URL's
+    origin there), a URL the guard refuses (the task path reports it).
+    `own_exchange`: the lane speaks to the server itself rather than through
+    the handler's `open` (HTTP's pipelined requests, FTP's kept login), so a
+    URL's own login (userinfo) and -v, whose trace such a lane does not
+    write, keep it off too.  Each handler's `lane_key` adds only what is its
+    protocol's own.
     """
     settings = client.settings
     # No archive records unless fetcher.archive.tap was loaded (its `recording` starts every recorder).
     tap = sys.modules.get("fetcher.archive.tap")
     if (
         resume
+        or (own_exchange and (getattr(url, "user", None) is not None or _trace.isEnabledFor(logging.DEBUG)))
         or settings.max_time
         or settings.max_size is not None
         or settings.limit_rate

@@ -17,7 +17,6 @@ is then the same for every URL of the host (netrc or anonymous).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
     from fetcher.client import Client
     from fetcher.resource import Resource
 
-trace = logging.getLogger("fetcher.trace")
-
 #: URLs taken from the queue at once (the worker runs them one by one).
 BATCH = 16
 
@@ -50,12 +47,10 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     if (
         not isinstance(url, FtpURL)
         or url.scheme != "ftp"
-        or url.user is not None
         or url.typecode not in (None, "i")
         or not url.name
         or client.settings.ftp_tls
-        or trace.isEnabledFor(logging.DEBUG)
-        or not admits(url, client, resume=resume)
+        or not admits(url, client, resume=resume, own_exchange=True)
     ):
         return None
     found = client.netrc_credentials(url.host)

@@ -1,11 +1,13 @@
 """http: and https: (RFC 1738 §3.3) over h11: one GET per URL, pooled connections.
 
-The rules live in request.py, response.py, decoding.py and proxy.py (pure);
-connection.py moves bytes through h11.  This module strings them together:
-choose a route (direct, proxy, CONNECT tunnel), take a pooled connection or
-open one, retry once when a pooled connection turns out to be closed, then
-turn the status into a Resource, a redirect (through `session.follow`, which
-applies the guard and the redirect-scheme policy) or an error.
+The rules live in request.py, response.py, verdict.py, decoding.py and
+proxy.py (pure); connection.py moves bytes through h11.  This module strings
+them together: choose a route (direct, proxy, CONNECT tunnel), take a pooled
+connection or open one, retry once when a pooled connection turns out to be
+closed, then do what verdict.py's judgement of the reply says (the same one
+the bulk lane gets): a Resource, a redirect (through `session.follow`, which
+applies the guard and the redirect-scheme policy), a resume started over, or
+an error with its page.
 """
 
 from __future__ import annotations
@@ -13,22 +15,23 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from fetcher.client import Session, current_tap
-from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
+from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError
 from fetcher.guard import check_headers
 from fetcher.resource import Advisory, Resource
-from fetcher.text import escape
-from fetcher.url import URL, HttpURL, join
+from fetcher.url import URL, HttpURL
 from schemes.http import lane
 from schemes.http import response as rules
 from schemes.http.connection import HTTPConnection
 from schemes.http.decoding import Decoder, decoder_for
 from schemes.http.fasthead import FastResponse
+from schemes.http.fields import Fields
 from schemes.http.proxy import choose_proxy
 from schemes.http.request import ACCEPT_ENCODING, RequestHead, build_connect, build_request, origin_of, public
+from schemes.http.verdict import Asked, Document, ErrorPage, Failure, NotModified, Redirect, StartOver, judge
 
 if TYPE_CHECKING:
     from fetcher.bulk.lanes import LaneWork
@@ -130,20 +133,11 @@ class Handler:
             from email.utils import formatdate  # -N only
 
             head.headers.append(("If-Modified-Since", formatdate(since, usegmt=True)))
+        conditional = session.notes.modified_since is not None
+        asked = Asked(offset=offset, validators=validators, conditional=conditional, follow=settings.follow_redirects,
+                      credentials=credentials is not None, head=settings.head)  # fmt: skip
         lease, reply = await self._exchange(url, session, route, head)
-        status = reply.status_code
-        if status == 416 and offset > 0:
-            return await self._range_refused(url, session, route, lease, reply, head)
-        if status == 206 and offset > 0:
-            problem = rules.resume_problem(rules.decode_headers(reply.headers.raw_items()), offset, validators)
-            if problem is not None:  # never append this body to the part on disk
-                await lease.aclose()
-                return await self._start_over(url, session, route, head, problem)
-        resource = await self._outcome(url, session, route, lease, reply, credentials is not None, offset)
-        if offset > 0 and resource.kind == "document" and not resource.offset and "restart" not in resource.metadata:
-            headers = resource.metadata.get("headers") or []
-            resource.metadata["restart"] = rules.ignored_range(headers, validators)
-        return resource
+        return await self._outcome(url, session, route, head, asked, lease, reply)
 
     # -- credentials ---------------------------------------------------------
 
@@ -240,124 +234,74 @@ class Handler:
             return Lease(session, key, connection), reply
         raise AssertionError("unreachable")  # pragma: no cover
 
-    # -- replies -----------------------------------------------------------------
+    # -- replies: what they mean is verdict.py's; this moves the bytes it says to ------------------
 
     async def _outcome(
-        self,
-        url: HttpURL,
-        session: Session,
-        route: Route,
-        lease: Lease,
-        reply: Reply,
-        sent_credentials: bool,
-        offset: int,
+        self, url: HttpURL, session: Session, route: Route, head: RequestHead, asked: Asked, lease: Lease, reply: Reply
     ) -> Resource:
+        fields = Fields(reply.headers.raw_items())
         try:
-            return await self._settle(url, session, lease, reply, sent_credentials, offset)
+            verdict = judge(reply.status_code, reply.reason, fields, url, asked)
+            if isinstance(verdict, Document):
+                resource = self._document(url, session, lease, fields, verdict)
+                version = reply.http_version.decode("ascii", "replace")
+                resource.metadata["status_line"] = f"HTTP/{version} {verdict.status} {reply.reason.decode('latin-1')}"
+                if verdict.restart is not None:
+                    resource.metadata["restart"] = verdict.restart
+                return resource
+            if isinstance(verdict, Failure):
+                if verdict.body == "page":
+                    verdict.error.body = await self._error_body(lease, fields)
+                elif verdict.body == "drop":
+                    await self._discard(lease, fields)
+                raise verdict.error
+            if isinstance(verdict, StartOver):
+                if verdict.body == "drop":
+                    await self._discard(lease, fields)
+                else:
+                    await lease.aclose()
+                return await self._start_over(url, session, route, head, asked, verdict.reason)
+            await self._discard(lease, fields)
         except BaseException:
             await lease.aclose()
             raise
-
-    async def _settle(
-        self, url: HttpURL, session: Session, lease: Lease, reply: Reply, sent_credentials: bool, offset: int
-    ) -> Resource:
-        headers = rules.decode_headers(reply.headers.raw_items())
-        status = reply.status_code
-        reason = reply.reason.decode("latin-1")
-        location = rules.header(headers, "location")
-        if status in rules.REDIRECTS and not session.settings.follow_redirects:
-            refused = _not_followed(url, status, reason, location)
-            refused.body = await self._error_body(lease, headers)
-            raise refused
-        if status in rules.REDIRECTS:
-            if location is None:
-                raise ProtocolError(f"HTTP {status} redirect from {public(url)} without a Location header")
-            await self._discard(lease, headers)
-            return await session.follow(redirect_target(url, status, location))
-        if status == 304 and session.notes.modified_since is not None:
-            await self._discard(lease, headers)
+        if isinstance(verdict, Redirect):
+            resource = await session.follow(verdict.target)
+            if asked.offset and resource.kind == "document" and not resource.offset:  # another scheme's, perhaps
+                resource.metadata.setdefault("restart", rules.ignored_range(fields.headers, asked.validators))
+            return resource
+        headers = fields.headers
+        if isinstance(verdict, NotModified):
             return Resource(url, "advisory", advisory=Advisory("not modified", f"{public(url)} is unchanged"),
                             metadata={"status": 304, "headers": headers})  # fmt: skip
-        if status >= 400 or (300 <= status < 400 and status not in rules.REDIRECTS):
-            failure = rules.status_error(status, reason, str(public(url)), headers, sent_credentials=sent_credentials)
-            failure.body = await self._error_body(lease, headers)
-            raise failure
-        document = self._document(url, session, lease, headers, status, offset)
-        document.metadata["status_line"] = f"HTTP/{reply.http_version.decode('ascii', 'replace')} {status} {reason}"
-        return document
+        trace.debug("* the local part already holds all %d bytes", asked.offset)  # Complete
+        return Resource(url, "document", content_type=fields.content_type, size=asked.offset, body=_nothing(),
+                        offset=asked.offset, metadata={"status": 416, "headers": headers})  # fmt: skip
 
-    def _document(
-        self, url: HttpURL, session: Session, lease: Lease, headers: rules.Headers, status: int, offset: int
-    ) -> Resource:
-        codings = rules.header_list(headers, "content-encoding")
+    def _document(self, url: HttpURL, session: Session, lease: Lease, fields: Fields, verdict: Document) -> Resource:
         limits = session.settings.limits
         decoder = None
         if not session.settings.raw:
-            decoder = decoder_for(codings, max_encodings=limits.encodings, max_ratio=limits.decoded_ratio)
-        length = rules.content_length(headers)
-        start = 0
-        total = length
-        if status == 206:
-            span = rules.content_range(rules.header(headers, "content-range"))
-            if span is None or span.first is None:
-                raise ProtocolError("HTTP 206 without a usable Content-Range", hint="retry without -C/--continue")
-            if not offset and (span.first, span.last) != (0, None if span.total is None else span.total - 1):
-                raise ProtocolError(  # no Range was sent: a part is not the document (issue 29)
-                    f"HTTP 206 from {url.host}:{url.port}: bytes {span.first}-{span.last} of "
-                    f"{span.total if span.total is not None else 'an unknown length'}, "
-                    "a part nobody asked for",
-                    hint="the server sent a partial reply to a request for the whole document; try again later",
-                )
-            if span.first != offset:
-                raise ProtocolError(
-                    f"asked for the bytes from {offset} on, but the server sent them from {span.first}",
-                    hint="delete the .part file and start again",
-                )
-            start = offset
-            total = span.total
-        if status in (204, 304) or session.settings.head:
-            total = 0
-        metadata = {"status": status, "headers": headers, "etag": rules.header(headers, "etag")}
-        if codings:
-            metadata["content_encoding"] = ", ".join(codings[: limits.encodings + 1])
+            decoder = decoder_for(fields.codings, max_encodings=limits.encodings, max_ratio=limits.decoded_ratio)
+        metadata = {"status": verdict.status, "headers": fields.headers, "etag": fields.etag}
+        if fields.codings:
+            metadata["content_encoding"] = ", ".join(fields.codings[: limits.encodings + 1])
+        modified = fields.last_modified
         return Resource(
             url,
             "document",
-            content_type=rules.header(headers, "content-type"),
-            size=None if decoder is not None else total,
+            content_type=fields.content_type,
+            size=None if decoder is not None else verdict.total,
             body=_body(lease, decoder),
-            offset=start,
-            modified=rules.last_modified(rules.header(headers, "last-modified")),
-            filename=rules.disposition_filename(rules.header(headers, "content-disposition")),
+            offset=verdict.start,
+            modified=rules.last_modified(modified.decode("latin-1")) if modified is not None else None,
+            filename=rules.disposition_filename(fields.disposition),
             metadata=metadata,
             closer=lease.aclose,
         )
 
-    async def _range_refused(
-        self, url: HttpURL, session: Session, route: Route, lease: Lease, reply: Reply, head: RequestHead
-    ) -> Resource:
-        """416 to a resume: complete already when the remote size equals the local one, else start over."""
-        headers = rules.decode_headers(reply.headers.raw_items())
-        await self._discard(lease, headers)
-        span = rules.content_range(rules.header(headers, "content-range"))
-        offset = session.offset
-        total = span.total if span is not None else None
-        recorded = session.validators
-        changed = recorded.changed(rules.validators_of(headers, length=total)) if recorded is not None else None
-        if total == offset and changed is None:
-            trace.debug("* the local part already holds all %d bytes", offset)
-            return Resource(url, "document", content_type=rules.header(headers, "content-type"), size=offset,
-                            body=_nothing(), offset=offset, metadata={"status": 416, "headers": headers})  # fmt: skip
-        if changed is not None:
-            reason = changed
-        elif total is not None and total < offset:
-            reason = f"the local part ({offset} bytes) is longer than the document on the server ({total} bytes)"
-        else:
-            reason = f"the server cannot send the bytes from {offset} on (HTTP 416)"
-        return await self._start_over(url, session, route, head, reason)
-
     async def _start_over(
-        self, url: HttpURL, session: Session, route: Route, head: RequestHead, reason: str
+        self, url: HttpURL, session: Session, route: Route, head: RequestHead, asked: Asked, reason: str
     ) -> Resource:
         """The whole document again, without Range: a resume that cannot continue the part on disk.
 
@@ -371,48 +315,44 @@ class Handler:
             [(name, value) for name, value in head.headers if name.lower() not in dropped]
             + [("Accept-Encoding", ACCEPT_ENCODING)],
         )
-        lease, reply = await self._exchange(url, session, route, fresh)
         credentials = any(name == "Authorization" for name, _ in head.headers)
-        resource = await self._outcome(url, session, route, lease, reply, credentials, 0)
+        whole = replace(asked, offset=0, validators=None, credentials=credentials)
+        lease, reply = await self._exchange(url, session, route, fresh)
+        resource = await self._outcome(url, session, route, fresh, whole, lease, reply)
         if resource.kind == "document" and not resource.offset:
             resource.metadata.setdefault("restart", reason)
         return resource
 
-    async def _read_some(self, lease: Lease, headers: rules.Headers, limit: int) -> tuple[bytes, bool]:
-        """Up to `limit` decoded body bytes; True if the body ended within it."""
-        limits = lease.connection.reader.limits
+    async def _read_page(self, lease: Lease, page: ErrorPage) -> bytes:
+        """Read a body into `page` up to its cut; the connection is kept only when the body was read whole."""
         try:
-            decoder = decoder_for(rules.header_list(headers, "content-encoding"),
-                                  max_encodings=limits.encodings, max_ratio=limits.decoded_ratio)  # fmt: skip
+            async for data in lease.connection.iter_body():
+                if not page.feed(data):
+                    break
+            else:
+                page.end()
         except FetchError:
-            decoder = None
-        parts: list[bytes] = []
-        size = 0
-        try:
-            async for piece in _body(lease, decoder):
-                parts.append(piece)
-                size += len(piece)
-                if size > limit:
-                    await lease.aclose()
-                    _archived_short("length")
-                    return b"".join(parts)[:limit], False
-        except FetchError:
+            page.broken()
+        if page.short is None:
+            await lease.release()
+        else:
             await lease.aclose()
-            _archived_short("disconnect")
-            return b"".join(parts)[:limit], False
-        return b"".join(parts), True
+            _archived_short(page.short)
+        return page.page
 
-    async def _discard(self, lease: Lease, headers: rules.Headers) -> None:
+    async def _discard(self, lease: Lease, fields: Fields) -> None:
         """Read a small redirect body so the connection can be reused; drop a large one."""
-        length = rules.content_length(headers)
+        length = fields.length
         if length is not None and length > rules.ERROR_BODY_LIMIT:
             await lease.aclose()
             _archived_short("length")
             return
-        await self._read_some(lease, [], rules.ERROR_BODY_LIMIT)
+        await self._read_page(lease, ErrorPage([], max_encodings=0, max_ratio=0))
 
-    async def _error_body(self, lease: Lease, headers: rules.Headers) -> bytes:
-        body, _ = await self._read_some(lease, headers, rules.ERROR_BODY_LIMIT)
+    async def _error_body(self, lease: Lease, fields: Fields) -> bytes:
+        limits = lease.connection.reader.limits
+        page = ErrorPage(fields.codings, max_encodings=limits.encodings, max_ratio=limits.decoded_ratio)
+        body = await self._read_page(lease, page)
         tap = current_tap()
         if tap is not None:
             tap.answered = True  # an error page is a response: archived, as wget and Heritrix do
@@ -424,41 +364,6 @@ def _archived_short(reason: str) -> None:
     tap = current_tap()
     if tap is not None:
         tap.truncated = reason
-
-
-def redirect_target(url: HttpURL, status: int, location: str | None) -> URL:
-    """Where a redirect leads, or the ProtocolError that says why it leads nowhere usable."""
-    if location is None:
-        raise ProtocolError(f"HTTP {status} redirect from {public(url)} without a Location header")
-    try:
-        return join(url, rules.location_reference(location))
-    except URLError as error:
-        shown = escape(rules.mask_userinfo(location))
-        raise ProtocolError(f"HTTP {status} redirect to an unusable Location \"{shown}\": {error.message}",
-                            url=str(public(url))) from None  # fmt: skip
-
-
-def _not_followed(url: HttpURL, status: int, reason: str, location: str | None) -> rules.RedirectNotFollowed:
-    """The error for a redirect that is not to be followed: it says where the redirect points."""
-    origin = str(public(url))
-    what = rules.status_line(status, reason)
-    target: str | None = None
-    if location is None:
-        shown = "without a Location header"
-    else:
-        try:
-            target = str(join(url, rules.location_reference(location)))
-        except URLError:
-            shown = f'to an unusable Location "{escape(rules.mask_userinfo(location))}"'
-        else:
-            shown = f"to {escape(rules.mask_userinfo(target))}"
-    return rules.RedirectNotFollowed(
-        f"{what}: {origin} redirects {shown}; not followed (--no-location)",
-        status=status,
-        location=target,
-        hint="fetch the target URL itself, or drop --no-location to follow redirects",
-        url=origin,
-    )
 
 
 async def _body(lease: Lease, decoder: Decoder | None) -> AsyncIterator[bytes]:

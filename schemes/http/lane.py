@@ -4,8 +4,9 @@ A worker of fetcher/bulk/lanes.py keeps up to DEPTH requests in flight on one
 HTTP/1.1 connection (RFC 9112 §9.3.2: a client may pipeline idempotent
 requests) and reads the replies in order from one buffer, so one read
 usually carries several small replies and the per-URL cost is parsing a
-head and writing a file.  It takes only what it can answer exactly as the
-task path would (handler.py):
+head and writing a file.  What a reply means is judged by verdict.py, as on
+the task path (handler.py); the lane takes only what it can answer exactly as
+the task path would:
 
 * a reply whose head fasthead.py accepts, framed by Content-Length: 2xx
   documents (decoded as there), error statuses with their error page,
@@ -34,7 +35,6 @@ proxies, WARC recording, -v traces, resumes, -N conditions, --max-time,
 
 from __future__ import annotations
 
-import logging
 import os
 import weakref
 from collections import deque
@@ -49,16 +49,15 @@ from schemes.http import response as rules
 from schemes.http.connection import HTTPConnection
 from schemes.http.decoding import decoder_for
 from schemes.http.fasthead import HEAD_END, lean_request, parse_head
-from schemes.http.lanefields import Fields
+from schemes.http.fields import Fields
 from schemes.http.proxy import choose_proxy
 from schemes.http.reader import STATUS_OVERHEAD, ReplyReader
 from schemes.http.request import build_request, origin_of
+from schemes.http.verdict import Asked, Document, ErrorPage, Failure, Redirect, judge
 
 if TYPE_CHECKING:
     from fetcher.bulk.lanes import LaneItem, LaneWork
     from fetcher.client import Client
-
-trace = logging.getLogger("fetcher.trace")
 
 #: Requests in flight on one connection; more are sent when half have been answered.
 DEPTH = 32
@@ -94,9 +93,7 @@ def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     if (
         not client.settings.pipeline
         or not isinstance(url, HttpURL)
-        or url.user is not None
-        or trace.isEnabledFor(logging.DEBUG)
-        or not admits(url, client, resume=resume)
+        or not admits(url, client, resume=resume, own_exchange=True)
     ):
         return None
     key = origin_of(url)
@@ -140,6 +137,8 @@ class _Lane:
         self.work = work
         self.client = work.client
         self.limits = self.client.settings.limits
+        #: What every lane request asks: a plain GET (admission keeps resumes and conditions off the lane).
+        self.asked = Asked(follow=self.client.settings.follow_redirects)
         self.connection: Connection | None = None
         self.tail: bytes | None = None
         self.route: Hashable = None
@@ -309,7 +308,6 @@ class _Lane:
     async def _reply(self, item: LaneItem) -> None:
         url = item.url
         assert isinstance(url, HttpURL) and self.reader is not None
-        client = self.client
         self._reading = item
         limit = self.limits.header_bytes
         try:
@@ -331,51 +329,40 @@ class _Lane:
             raise _Broken(disable=False) from None
         head = bytes(self.buffer[self.position : end + 4])
         reply = parse_head(head)
-        status = reply.status_code if reply is not None else 0
-        if reply is None or reply.length is None or status == 206:
+        if reply is None or reply.length is None or reply.status_code == 206:
             raise _Broken(disable=True)
         self.reader.sent_request()
         fields = Fields(reply.headers)
         if not self.reader.accept_counted(fields.count, STATUS_OVERHEAD + len(reply.reason) + fields.size,
                                           fields.longest):  # fmt: skip
             raise _Broken(disable=True)  # over a cap: the task path reports it
-        if status >= 300 and reply.length > rules.ERROR_BODY_LIMIT:
-            raise _Broken(disable=True)
+        verdict = judge(reply.status_code, reply.reason, fields, url, self.asked)
+        if not isinstance(verdict, (Document, Redirect, Failure)):
+            raise _Broken(disable=True)  # not a plain GET's (no resume or condition takes the lane)
+        if not isinstance(verdict, Document) and reply.length > rules.ERROR_BODY_LIMIT:
+            raise _Broken(disable=True)  # a large error page: the task path reads what it shows of it
         self.position = end + 4
         self.outstanding.popleft()
         self.answered += 1
         # The server ends the connection after this reply (read whole, as any other); `run` then
         # sends what is still in flight on a new connection.
         self.closing = not reply.keep_alive
-        if status < 300:
-            await self._document(item, url, fields, reply.length, status)
+        if isinstance(verdict, Document):
+            await self._document(item, url, fields, reply.length, verdict.status)
             return
         body = await self._body_bytes(item, reply.length)
-        if body is None:
+        if isinstance(verdict, Redirect):
+            await self.work.general(item, redirect=verdict.target)  # followed under the redirect policy and the guard
             return
-        if status in rules.REDIRECTS and client.settings.follow_redirects:
-            from schemes.http.handler import redirect_target
+        if verdict.body == "page":
+            page = ErrorPage(fields.codings, max_encodings=self.limits.encodings, max_ratio=self.limits.decoded_ratio)
+            page.feed(body)
+            page.end()
+            verdict.error.body = page.page
+        await self.work.failed(item, verdict.error)
 
-            try:
-                target = redirect_target(url, status, fields.location)
-            except FetchError as error:
-                await self.work.failed(item, error)
-                return
-            await self.work.general(item, redirect=target)  # followed under the redirect policy and the guard
-            return
-        headers = rules.decode_headers(reply.headers)
-        if status in rules.REDIRECTS:
-            from schemes.http.handler import _not_followed
-
-            failure: FetchError = _not_followed(url, status, reply.reason.decode("latin-1"), fields.location)
-        else:
-            failure = rules.status_error(status, reply.reason.decode("latin-1"), str(url), headers,
-                                         sent_credentials=False)  # fmt: skip
-        failure.body = self._decoded_error_body(fields, body)  # type: ignore[attr-defined]
-        await self.work.failed(item, failure)
-
-    async def _body_bytes(self, item: LaneItem, length: int) -> bytes | None:
-        """A small body (an error page) read whole; None when the connection broke (the URL is then reported)."""
+    async def _body_bytes(self, item: LaneItem, length: int) -> bytes:
+        """A small body (an error page) read whole; a broken connection reports the URL and ends the lane's use."""
         parts: list[bytes] = []
         try:
             async for piece in self._pieces(length):
@@ -384,19 +371,6 @@ class _Lane:
             await self.work.failed(item, error)
             raise _Broken(disable=False) from None
         return b"".join(parts)
-
-    def _decoded_error_body(self, fields: Fields, body: bytes) -> bytes:
-        if not fields.codings:
-            return body
-        try:
-            decoder = decoder_for(fields.codings, max_encodings=self.limits.encodings,
-                                  max_ratio=self.limits.decoded_ratio)  # fmt: skip
-            if decoder is None:
-                return body
-            decoded = b"".join(decoder.feed(body)) + b"".join(decoder.flush())
-        except FetchError:
-            return body
-        return decoded[: rules.ERROR_BODY_LIMIT]
 
     async def _pieces(self, length: int):  # type: ignore[no-untyped-def]
         """The next `length` bytes of the stream, as they are buffered or arrive."""

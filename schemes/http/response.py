@@ -79,10 +79,15 @@ def header_list(headers: Headers, name: str) -> list[str]:
 
 
 def content_length(headers: Headers) -> int | None:
-    value = header(headers, "content-length")
-    if value is None or not value.strip().isdigit():
+    return length_value(header(headers, "content-length"))
+
+
+def length_value(value: str | None) -> int | None:
+    """A Content-Length value as a number; None when absent or not ASCII digits (`"²"` is a digit to str)."""
+    if value is None:
         return None
-    return int(value.strip())
+    value = value.strip()
+    return int(value) if value.isascii() and value.isdigit() else None
 
 
 def content_range(value: str | None) -> ContentRange | None:
