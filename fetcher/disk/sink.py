@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from fetcher.errors import OutputError, ProtocolError
+from fetcher.errors import OutputError
 from fetcher.net import aio
-from fetcher.resource import Resource
+from fetcher.resource import Resource, check_length
 from fetcher.text import TerminalText
 from fetcher.url import URL
 
@@ -854,15 +854,6 @@ async def _splice_direct(
     finally:
         os.close(reader)
         os.close(writer)
-
-
-def check_length(resource: Resource, written: int) -> None:
-    """A body that ended short of (or past) the size its server announced is not complete."""
-    if resource.size is not None and written != resource.size:
-        raise ProtocolError(
-            f"transfer ended at {written} of {resource.size} bytes",
-            hint="run again with -C/--continue to resume",
-        )
 
 
 def _download(resource: Resource, target: Path, written: int, part: _PartFile, start: int) -> Download:

@@ -18,33 +18,22 @@ A tag is sent only while the local file still has the size and time it had
 when the tag was stored: a file changed or replaced locally is fetched again
 rather than declared current by a server that never saw the change.  Tags
 are checked before they are stored (RFC 9110's entity-tag syntax, at most
-`MAX_TAG` characters), so no server text reaches a request header unchecked.
+`fetcher.handler.validators.MAX_TAG` characters), so no server text reaches a request header unchecked.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
+from fetcher.handler.validators import valid_tag
+
 #: The state file's name in the output directory (reserved: no URL is saved under it).
 STATE_NAME = ".fetch-etags.jsonl"
-#: Longest tag kept (nginx's are ~20 characters, Apache's ~30; a longer one is not a validator).
-MAX_TAG = 512
 #: Longest Content-Type kept (a media type and its parameters).
 _MAX_TYPE = 256
-#: RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE; etagc = %x21 / %x23-7E / obs-text.
-_ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
-
-
-def valid_tag(value: object) -> str | None:
-    """The tag if it is a well-formed entity-tag of sensible length, else None."""
-    if not isinstance(value, str) or len(value) > MAX_TAG:
-        return None
-    value = value.strip(" \t")
-    return value if _ENTITY_TAG.fullmatch(value) else None
 
 
 class EtagStore:

@@ -17,21 +17,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
-from fetcher.client import Session, _bulk_run, current_tap
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TooLarge, TransientError, UsageError
-from fetcher.mime import guess_type
-from fetcher.net.connection import trace
-from fetcher.resource import Advisory, Entry, Resource
+from fetcher.handler import Advisory, Entry, Resource, Session, current_tap, guess_type, in_bulk_run, trace
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl, transient_from
 from schemes.ftp.data import AsciiDecoder, HeldEntries, LineBatches, NameParser
+from schemes.ftp.hooks import Hooks
 from schemes.ftp.listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
 from schemes.ftp.replies import BadReply, Reply, announced_size, error_for, parse_mdtm, parse_pwd, parse_size
 from schemes.ftp.retr import RetrBody, resume_problem
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneWork
-    from fetcher.client import Client
+    from fetcher.handler import LaneWork, SessionHost
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"
@@ -73,7 +70,7 @@ def _wants_facts(session: Session) -> bool:
         return True
     wanted = session.settings.remote_time
     if wanted is None:
-        return not _bulk_run.get()
+        return not in_bulk_run()
     return wanted
 
 
@@ -84,13 +81,13 @@ def _content_type(name: str, code: str) -> str:
     return "text/plain" if code == "A" else "application/octet-stream"
 
 
-class Handler:
+class Handler(Hooks):
     scheme = "ftp"
     default_port = 21
 
     # -- the bulk lane (fetcher/bulk/lanes.py, lane.py): a kept control connection --------
 
-    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
+    def lane_key(self, url: URL, client: SessionHost, *, resume: bool) -> Hashable | None:
         from schemes.ftp import lane
 
         return lane.lane_key(url, client, resume=resume)

@@ -21,18 +21,14 @@ import logging
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from fetcher.bulk.lanes import admits, deliver
-from fetcher.client import Session
 from fetcher.errors import FetchError, ProtocolError
-from fetcher.net.connection import current_budget
+from fetcher.handler import Session, admits, current_budget, deliver
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl
 from schemes.ftp.handler import choose_login
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneItem, LaneWork
-    from fetcher.client import Client
-    from fetcher.resource import Resource
+    from fetcher.handler import LaneItem, LaneWork, Resource, SessionHost
     from schemes.ftp.handler import Handler, PoolKey
 
 trace = logging.getLogger("fetcher.trace")
@@ -41,7 +37,7 @@ trace = logging.getLogger("fetcher.trace")
 BATCH = 16
 
 
-def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
+def lane_key(url: URL, client: SessionHost, *, resume: bool) -> Hashable | None:
     """(host, port, login user) when `url` may take the lane; else None."""
     if (
         not isinstance(url, FtpURL)

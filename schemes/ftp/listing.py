@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from fetcher.errors import LimitExceeded
-from fetcher.resource import Entry
+from fetcher.handler import Entry
 from fetcher.url import FtpURL
 
 Kind = Literal["file", "directory", "link", "other", "unknown"]

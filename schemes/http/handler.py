@@ -16,23 +16,21 @@ from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fetcher.client import Session, current_tap
-from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError, URLError
-from fetcher.guard import check_headers
-from fetcher.resource import Advisory, Entry, Resource
-from fetcher.text import escape
-from fetcher.url import URL, HttpURL, join
+from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError
+from fetcher.handler import Advisory, Entry, Resource, Session, check_headers, current_tap
+from fetcher.url import URL, HttpURL
 from schemes.http import lane
 from schemes.http import response as rules
 from schemes.http.connection import HTTPConnection
 from schemes.http.decoding import Decoder, decoder_for
 from schemes.http.fasthead import FastResponse
+from schemes.http.hooks import Hooks
 from schemes.http.proxy import choose_proxy
+from schemes.http.redirects import not_followed, redirect_target
 from schemes.http.request import ACCEPT_ENCODING, RequestHead, build_connect, build_request, origin_of, public
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneWork
-    from fetcher.client import Client
+    from fetcher.handler import LaneWork, SessionHost
 
 if TYPE_CHECKING:
     import h11
@@ -83,13 +81,13 @@ class Lease:
         await self.connection.aclose()
 
 
-class Handler:
+class Handler(Hooks):
     scheme = "http"
     default_port = 80
 
     # -- the bulk lane (fetcher/bulk/lanes.py, lane.py): pipelined plain GETs -------
 
-    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
+    def lane_key(self, url: URL, client: SessionHost, *, resume: bool) -> Hashable | None:
         return lane.lane_key(url, client, resume=resume)
 
     async def run_lane(self, work: LaneWork) -> None:
@@ -270,7 +268,7 @@ class Handler:
         reason = reply.reason.decode("latin-1")
         location = rules.header(headers, "location")
         if status in rules.REDIRECTS and not session.settings.follow_redirects:
-            refused = _not_followed(url, status, reason, location)
+            refused = not_followed(url, status, reason, location)
             refused.body = await self._error_body(lease, headers)
             raise refused
         if status in rules.REDIRECTS:
@@ -421,41 +419,6 @@ def _archived_short(reason: str) -> None:
     tap = current_tap()
     if tap is not None:
         tap.truncated = reason
-
-
-def redirect_target(url: HttpURL, status: int, location: str | None) -> URL:
-    """Where a redirect leads, or the ProtocolError that says why it leads nowhere usable."""
-    if location is None:
-        raise ProtocolError(f"HTTP {status} redirect from {public(url)} without a Location header")
-    try:
-        return join(url, rules.location_reference(location))
-    except URLError as error:
-        shown = escape(rules.mask_userinfo(location))
-        raise ProtocolError(f"HTTP {status} redirect to an unusable Location \"{shown}\": {error.message}",
-                            url=str(public(url))) from None  # fmt: skip
-
-
-def _not_followed(url: HttpURL, status: int, reason: str, location: str | None) -> rules.RedirectNotFollowed:
-    """The error for a redirect that is not to be followed: it says where the redirect points."""
-    origin = str(public(url))
-    what = rules.status_line(status, reason)
-    target: str | None = None
-    if location is None:
-        shown = "without a Location header"
-    else:
-        try:
-            target = str(join(url, rules.location_reference(location)))
-        except URLError:
-            shown = f'to an unusable Location "{escape(rules.mask_userinfo(location))}"'
-        else:
-            shown = f"to {escape(rules.mask_userinfo(target))}"
-    return rules.RedirectNotFollowed(
-        f"{what}: {origin} redirects {shown}; not followed (--no-location)",
-        status=status,
-        location=target,
-        hint="fetch the target URL itself, or drop --no-location to follow redirects",
-        url=origin,
-    )
 
 
 async def _body(lease: Lease, decoder: Decoder | None) -> AsyncIterator[bytes]:

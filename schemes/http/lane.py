@@ -34,9 +34,8 @@ from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from fetcher import guard
 from fetcher.errors import FetchError, ProtocolError
-from fetcher.net.connection import Connection, current_budget
+from fetcher.handler import Connection, current_budget, guard
 from fetcher.url import URL, HttpURL
 from schemes.http import response as rules
 from schemes.http.connection import HTTPConnection
@@ -47,8 +46,8 @@ from schemes.http.reader import FIELD_OVERHEAD, STATUS_OVERHEAD, ReplyReader
 from schemes.http.request import build_request, origin_of
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneItem, LaneWork
-    from fetcher.client import Client
+    from fetcher.handler import LaneItem, LaneWork
+    from fetcher.handler import SessionHost as Client  # what a lane sees of the client
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -82,7 +81,7 @@ def _request_tail(url: HttpURL, client: Client) -> bytes | None:
 
 def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     """The origin, when `url` may take the lane (see the module docstring); else None."""
-    from fetcher.bulk.lanes import admits  # bulk runs only; the lanes module is not loaded for one fetch
+    from fetcher.handler import admits  # bulk runs only; the lanes module is not loaded for one fetch
     if (
         not client.settings.pipeline
         or not isinstance(url, HttpURL)
@@ -179,7 +178,7 @@ class _Lane:
     # -- connection ------------------------------------------------------------
 
     async def _connect(self, url: HttpURL) -> None:
-        from fetcher.client import Session
+        from fetcher.handler import Session
 
         if self.tail is None:
             self.tail = _REQUEST_TAILS[self.client][origin_of(url)]
@@ -310,7 +309,7 @@ class _Lane:
         if body is None:
             return
         if status in rules.REDIRECTS and client.settings.follow_redirects:
-            from schemes.http.handler import redirect_target
+            from schemes.http.redirects import redirect_target
 
             try:
                 target = redirect_target(url, status, fields.location)
@@ -321,7 +320,7 @@ class _Lane:
             return
         headers = rules.decode_headers(reply.headers)
         if status in rules.REDIRECTS:
-            from schemes.http.handler import _not_followed
+            from schemes.http.redirects import not_followed as _not_followed
 
             failure: FetchError = _not_followed(url, status, reply.reason.decode("latin-1"), fields.location)
         else:

@@ -13,11 +13,11 @@ import codecs
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
+from fetcher.handler import Entry
 from fetcher.mirror.links import LinkParser
-from fetcher.resource import Entry
 
 if TYPE_CHECKING:
-    from fetcher.resource import Resource
+    from fetcher.handler import Resource
 
 #: Content types read as HTML pages.
 PAGE_TYPES = ("text/html", "application/xhtml+xml")

@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
-from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
-from fetcher.net.connection import Connection, trace
-from fetcher.resource import Closer, Entry, Resource
-from fetcher.settings import Limits
+from fetcher.handler import Closer, Connection, Entry, Limits, Resource, Session, current_tap, trace
 from fetcher.text import escape, safe_filename
 from fetcher.url import URL, NewsURL, NntpURL, parse_url
 from schemes.nntp.client import Login, NntpSession, StaleSession, open_session, parse_server
+from schemes.nntp.hooks import Hooks
 from schemes.nntp.overview import (
     Overview,
     article_window,
@@ -145,7 +143,7 @@ class Held:
             raise LimitExceeded(f"bytes in {self.what} (as held in memory)", self.cap, "listing_bytes")
 
 
-class Handler:
+class Handler(Hooks):
     scheme = "nntp"
     default_port = 119
 

@@ -31,8 +31,8 @@ from fetcher.text import escape
 from fetcher.url import HttpURL, parse_url
 from schemes.http.chunked import ChunkedReader
 from schemes.http.decoding import PIECE, decoder_for
-from schemes.http.handler import _not_followed
 from schemes.http.reader import FIELD_OVERHEAD, ReplyReader
+from schemes.http.redirects import not_followed
 from schemes.http.response import RedirectNotFollowed
 
 #: CI runs a few seconds' worth; FETCHER_FUZZ_EXAMPLES=5000 runs a long hunt by hand.
@@ -292,7 +292,7 @@ def test_any_location_gives_a_one_line_escaped_redirect_error_without_passwords(
     assert isinstance(origin, HttpURL)
     if secret_host is not None:
         location = f"http://other:s3cret@{secret_host}"
-    error = _not_followed(origin, 302, reason, location)
+    error = not_followed(origin, 302, reason, location)
     assert isinstance(error, RedirectNotFollowed) and error.exit_code == 7
     assert error.message.startswith("HTTP 302") and "not followed (--no-location)" in error.message
     assert "s3cret" not in error.message
