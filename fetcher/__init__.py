@@ -37,9 +37,9 @@ _EXPORTS = {
     "MailtoURL": "url",
     "GenericURL": "url",
     "Client": "client",
-    "Session": "client",
-    "Fetched": "client",
-    "Outcome": "client",
+    "Session": "handler",
+    "Fetched": "bulk.outcomes",
+    "Outcome": "bulk.outcomes",
     "fetch": "client",
     "FetchAll": "bulk.batch",
     "Outcomes": "bulk.batch",
@@ -125,10 +125,9 @@ if TYPE_CHECKING:
     from fetcher import errors as errors
     from fetcher.bulk.batch import FetchAll as FetchAll
     from fetcher.bulk.batch import Outcomes as Outcomes
+    from fetcher.bulk.outcomes import Fetched as Fetched
+    from fetcher.bulk.outcomes import Outcome as Outcome
     from fetcher.client import Client as Client
-    from fetcher.client import Fetched as Fetched
-    from fetcher.client import Outcome as Outcome
-    from fetcher.client import Session as Session
     from fetcher.client import fetch as fetch
     from fetcher.disk.writer import Download as Download
     from fetcher.errors import AuthError as AuthError
@@ -145,6 +144,7 @@ if TYPE_CHECKING:
     from fetcher.errors import URLError as URLError
     from fetcher.errors import UsageError as UsageError
     from fetcher.guard import Policy as Policy
+    from fetcher.handler import Session as Session
     from fetcher.resource import Advisory as Advisory
     from fetcher.resource import Entry as Entry
     from fetcher.resource import Resource as Resource

@@ -1,8 +1,10 @@
 """`Client`: settings, pools, credentials and concurrency; the library's front door.
 
-A `Session` is what one retrieval hands to its handler: the settings, the
-guarded `connect`, the shared pool, credentials, a way to ask the user, and
-`follow` for redirects and resolutions.  Handlers never see the Client.
+The client builds a `Session` (fetcher.handler.session) for each retrieval
+and hands it to the scheme's handler, found by name in fetcher.registry;
+handlers never see the Client, only what `SessionHost` names of it.
+`fetch_all` is the door to the bulk engine (fetcher.bulk), which stands
+below the client and gets it handed in.
 """
 
 from __future__ import annotations
@@ -11,183 +13,42 @@ import logging
 import os
 import random
 import ssl
-import sys
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, TypeVar, Unpack
 
 from fetcher import guard
+from fetcher.bulk.outcomes import Fetched as Fetched
+from fetcher.bulk.outcomes import Outcome as Outcome
+from fetcher.bulk.outcomes import bulk_user_origin
 from fetcher.disk.names import partial_path, partial_size
 from fetcher.disk.save import save
 from fetcher.disk.writer import Download
-from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
+from fetcher.errors import AuthError, FetchError, NotFound, UsageError
+from fetcher.handler.context import in_bulk_run, start_tap
 from fetcher.handler.notes import NO_NOTES, Request, RequestNotes
+from fetcher.handler.session import Origin
+from fetcher.handler.session import Session as Session
 from fetcher.net import aio
-from fetcher.net.connection import Budget, Connection, current_budget, open_connection, trace
+from fetcher.net.connection import Budget, Connection, current_budget
 from fetcher.net.pool import Pool
-from fetcher.registry import get_handler
-from fetcher.resource import Advisory, Entry, Resource
+from fetcher.registry import get_handler, hooks
+from fetcher.resource import Resource
 from fetcher.settings import BULK_SPEED_LIMIT, Settings, SettingsOverrides
-from fetcher.url import URL, parse_url, redact
+from fetcher.url import URL, parse_url
 
 if TYPE_CHECKING:
     import netrc
 
     from fetcher.archive import tap
     from fetcher.bulk.batch import FetchAll
-    from fetcher.disk.resume import Validators
+    from fetcher.handler.validators import Validators
     from fetcher.net.ratelimit import RateLimiter
 
 log = logging.getLogger("fetcher")
 T = TypeVar("T")
-
-Origin = tuple[str, str, "int | None"]
-
-#: The origin -u credentials belong to inside `fetch_all` (its first URL):
-#: set per worker task, read when a top-level retrieval starts.
-_bulk_user_origin: ContextVar[Origin | None] = ContextVar("fetcher_bulk_user_origin", default=None)
-#: True in the worker tasks of `fetch_all` (the low-speed rule is on by default there).
-_bulk_run: ContextVar[bool] = ContextVar("fetcher_bulk_run", default=False)
-
-
-def _start_tap(url: URL) -> tap.Tap | None:
-    """The archive tap of a retrieval starting now, or None when nothing records.
-
-    Only `fetcher.archive.tap.recording` makes something record, and it lives in that
-    module: while the module is not even imported (every run without
-    --warc-file) there is nothing to ask, and its imports (json among them)
-    stay out of a plain fetch's start-up.
-    """
-    module = sys.modules.get("fetcher.archive.tap")
-    return module.start(url.redacted(), url.scheme) if module is not None else None
-
-
-def current_tap() -> tap.Tap | None:
-    """`fetcher.archive.tap.current()`, without importing it when nothing records (see `_start_tap`)."""
-    module = sys.modules.get("fetcher.archive.tap")
-    return module.current() if module is not None else None
-
-
-class Session:
-    """One retrieval's view of the client (see module docstring)."""
-
-    def __init__(
-        self,
-        client: Client,
-        url: URL,
-        *,
-        offset: int = 0,
-        hops: int = 0,
-        origin: URL | None = None,
-        user_origin: Origin | None = None,
-        validators: Validators | None = None,
-        notes: RequestNotes = NO_NOTES,
-    ) -> None:
-        self.client = client
-        self.url = url
-        self.settings = client.settings
-        self.policy = client.policy
-        self.pool = client.pool
-        #: Resume point the caller asked for; handlers that can resume honour it
-        #: and report where the body really starts in `Resource.offset`.
-        self.offset = offset
-        #: What was recorded about the document the resumed part belongs to (fetcher/disk/resume.py):
-        #: a handler that finds it changed starts over instead of appending another version's tail.
-        self.validators = validators
-        #: What the caller knows about this URL (fetcher.handler.notes): -N's conditions, FTP confinement.
-        #: A redirect's or a resolution's session has none: they were about this URL.
-        self.notes = notes
-        self.hops = hops
-        #: The URL the user asked for (before redirects): credentials given for
-        #: it must not travel to another origin.
-        self.origin = origin if origin is not None else url
-        #: (scheme, host, port) the -u credentials were given for.
-        self.user_origin = user_origin if user_origin is not None else self.origin.origin
-        self.trace = trace
-        #: What this retrieval says and hears, for an archive (None unless recording).
-        self.tap: tap.Tap | None = None
-
-    def __repr__(self) -> str:
-        return f"<Session {self.url.redacted()} hops={self.hops}>"
-
-    async def connect(
-        self,
-        host: str,
-        port: int,
-        *,
-        scheme: str | None = None,
-        tls: bool | ssl.SSLContext = False,
-        server_hostname: str | None = None,
-        what: str = "port",
-    ) -> Connection:
-        """A guarded connection; `what` names it in refusals ("data port")."""
-        scheme = scheme or self.url.scheme
-        context: ssl.SSLContext | None
-        context = self.client.ssl_context() if tls is True else tls or None
-        connection = await open_connection(
-            host,
-            port,
-            scheme=scheme,
-            policy=self.policy,
-            default_port=self.url.default_port if scheme == self.url.scheme else None,
-            timeout=self.settings.timeout,
-            connect_timeout=self.settings.connect_timeout,
-            tls=context,
-            server_hostname=server_hostname,
-            what=what,
-        )
-        if self.client.peers is not None and what != "data port":  # -w %{remote_ip}: only when asked
-            self.client.remember_peer(self.url, connection, port)
-        return connection
-
-    def ssl_context(self) -> ssl.SSLContext:
-        return self.client.ssl_context()
-
-    def credentials(self, host: str) -> tuple[str, str | None] | None:
-        """-u USER[:PASSWORD] on its own origin, else ~/.netrc (or $NETRC) for `host`.
-
-        -u credentials belong to the scheme, host and port of the URL they
-        were given for; a redirect, a resolution or another URL of a bulk
-        run that leads elsewhere gets that host's netrc entry or nothing
-        (anonymous), unless `location_trusted` says otherwise.
-        """
-        if self.settings.user is not None and (self.settings.location_trusted or self.url.origin == self.user_origin):
-            return self.settings.user, self.settings.password
-        return self.client.netrc_credentials(host)
-
-    async def ask(self, prompt: str, *, secret: bool = False) -> str | None:
-        """Ask the user (on a terminal); None when nobody can answer."""
-        asker = self.settings.prompt
-        if asker is None:
-            return None
-        return await aio.run_sync(asker, prompt, secret)
-
-    async def follow(
-        self, target: URL | str, *, reason: str = "redirect", schemes: frozenset[str] = frozenset()
-    ) -> Resource:
-        """Open a URL a server pointed to, under the redirect policy and the guard.
-
-        `schemes` are allowed in addition to the redirect policy (resolutions
-        whose whole point is another protocol); file: is never followed.
-        """
-        url = parse_url(target) if isinstance(target, str) else target
-        if self.hops + 1 > self.settings.max_redirects:
-            raise ProtocolError(
-                f"more than {self.settings.max_redirects} redirects",
-                hint="the server may be looping; raise --max-redirs if not",
-            )
-        guard.check_redirect(self.url, url, self.policy, also=schemes)
-        trace.debug("* %s to %s", reason, url.redacted())
-        if self.tap is not None:
-            await self.tap.commit(hop=True)
-        return await self.client._open(
-            url, offset=self.offset, hops=self.hops + 1, origin=self.origin, user_origin=self.user_origin,
-            validators=self.validators,
-        )
 
 
 async def _settle_failed_tap(failed: tap.Tap, error: BaseException) -> None:
@@ -197,55 +58,6 @@ async def _settle_failed_tap(failed: tap.Tap, error: BaseException) -> None:
             await failed.commit()
     else:
         failed.discard()
-
-
-@dataclass
-class Fetched:
-    """A whole retrieval in memory: what `Client.fetch` returns."""
-
-    url: URL
-    kind: str
-    content: bytes = b""
-    entries: list[Entry] = field(default_factory=list)
-    advisory: Advisory | None = None
-    content_type: str | None = None
-    size: int | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", "replace")
-
-    @classmethod
-    def without_body(cls, resource: Resource) -> Fetched:
-        """A listing or advisory saved nowhere (`retrieve`, bulk lanes): its facts, no content or size."""
-        return cls(
-            url=resource.url,
-            kind=resource.kind,
-            entries=resource.entries,
-            advisory=resource.advisory,
-            content_type=resource.content_type,
-            metadata=resource.metadata,
-        )
-
-
-@dataclass
-class Outcome:
-    """One URL of `fetch_all`: a result or an error, never both."""
-
-    url: str
-    result: Fetched | Download | None = None
-    error: FetchError | None = None
-    attempts: int = 1
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def __repr__(self) -> str:
-        state = "ok" if self.error is None else f"error={self.error!r}"
-        return f"Outcome(url={redact(self.url)!r}, {state}, attempts={self.attempts}, seconds={self.seconds:.3f})"
 
 
 class Client:
@@ -336,10 +148,10 @@ class Client:
         guard.check(url, self.policy)
         handler = get_handler(url.scheme)
         if user_origin is None:
-            user_origin = _bulk_user_origin.get()
+            user_origin = bulk_user_origin.get()
         session = Session(self, url, offset=offset, hops=hops, origin=origin, user_origin=user_origin,
                           validators=validators, notes=notes)  # fmt: skip
-        session.tap = _start_tap(url)
+        session.tap = start_tap(url.redacted(), url.scheme, keeps_dialogue=hooks(url.scheme).keeps_dialogue)
         try:
             resource = await handler.open(url, session)
         except BaseException as error:
@@ -358,7 +170,7 @@ class Client:
         """The time rules for one URL (see `fetcher.net.connection.Budget`)."""
         speed = self.settings.speed_limit
         if speed is None:
-            speed = BULK_SPEED_LIMIT if _bulk_run.get() else 0
+            speed = BULK_SPEED_LIMIT if in_bulk_run() else 0
         return Budget(
             url.redacted(), max_time=self.settings.max_time, speed_limit=speed, speed_time=self.settings.speed_time
         )

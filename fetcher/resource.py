@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
-from fetcher.errors import TooLarge
+from fetcher.errors import ProtocolError, TooLarge
 from fetcher.net import aio
 from fetcher.net.connection import Budget, current_budget
 from fetcher.url import URL
@@ -309,6 +309,15 @@ class Resource:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def check_length(resource: Resource, written: int) -> None:
+    """A body that ended short of (or past) the size its server announced is not complete."""
+    if resource.size is not None and written != resource.size:
+        raise ProtocolError(
+            f"transfer ended at {written} of {resource.size} bytes",
+            hint="run again with -C/--continue to resume",
+        )
 
 
 async def _pace(seconds: float, budget: Budget | None) -> None:

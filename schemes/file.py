@@ -11,11 +11,8 @@ import stat
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-from fetcher.client import Session
 from fetcher.errors import AuthError, NotFound, UsageError
-from fetcher.mime import guess_type
-from fetcher.net import aio
-from fetcher.resource import Entry, Resource
+from fetcher.handler import BaseHandler, Entry, Resource, Session, aio, guess_type
 from fetcher.url import URL, FileURL
 
 CHUNK = 1 << 20
@@ -29,9 +26,22 @@ def _os_error(error: OSError, path: str) -> Exception:
     return UsageError(f"cannot read {path}: {error.strerror or error}")
 
 
-class Handler:
+class Handler(BaseHandler):
     scheme = "file"
     default_port = None
+
+    # -- hooks: a local path names the file and is the tree of --layout tree and -r
+
+    def local_name(self, url: URL, *, index: bool = True) -> str | None:
+        if not isinstance(url, FileURL):
+            return super().local_name(url, index=index)
+        return (url.path if index else url.path.rstrip("/")).rsplit("/", 1)[-1]
+
+    def tree_segments(self, url: URL) -> list[str]:
+        return url.path.split("/") if isinstance(url, FileURL) else []
+
+    def tree_path(self, url: URL) -> tuple[str, bool] | None:
+        return ("/" + url.path.lstrip("/"), False) if isinstance(url, FileURL) else None
 
     async def open(self, url: URL, session: Session) -> Resource:
         assert isinstance(url, FileURL)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from fetcher.client import Session
-from fetcher.resource import Advisory, Resource
+from fetcher.handler import Advisory, BaseHandler, Resource, Session
 from fetcher.url import URL, MailtoURL
 
 
-class Handler:
+class Handler(BaseHandler):
     scheme = "mailto"
     default_port = None
 

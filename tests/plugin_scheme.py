@@ -12,10 +12,8 @@ import socket
 import threading
 from collections.abc import AsyncIterator, Callable
 
-from fetcher.client import Session
 from fetcher.errors import AuthError, NotFound, ProtocolError, TransientError
-from fetcher.net.connection import Connection
-from fetcher.resource import Resource
+from fetcher.handler import Connection, Resource, Session
 from fetcher.url import URL, GenericURL
 
 ERRORS = {5: AuthError, 6: NotFound, 7: ProtocolError}

@@ -9,8 +9,8 @@ import pytest
 
 import fetcher
 from fetcher import Client
-from fetcher.client import Session
 from fetcher.errors import NoHandler, TooLarge, UnsafeURL, UsageError
+from fetcher.handler import Session
 from fetcher.net.pool import Pool
 from fetcher.url import parse_url
 

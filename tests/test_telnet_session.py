@@ -19,8 +19,8 @@ import pytest
 import trio
 
 from fetcher import Client
-from fetcher.client import Session
 from fetcher.errors import ProtocolError
+from fetcher.handler import Session
 from fetcher.url import TelnetURL, parse_url
 from schemes.telnet.protocol import ECHO, IAC, LINEMODE, NAWS, SGA, TTYPE
 from schemes.telnet.session import run_interactive

@@ -96,8 +96,14 @@ def test_user_script_runs(tmp_path: Path) -> None:
 
 
 def test_every_public_name_resolves_and_importing_loads_no_protocol() -> None:
+    package = Path(fetcher.__file__).resolve().parent
     for name in fetcher.__all__:
-        assert getattr(fetcher, name) is not None, name
+        value = getattr(fetcher, name)
+        assert value is not None, name
+        # From this package's own modules (an installed copy of an older layout must not answer for it).
+        home = getattr(value, "__module__", None)
+        if isinstance(home, str) and home.startswith("fetcher"):
+            assert Path(str(sys.modules[home].__file__)).resolve().is_relative_to(package), (name, home)
     assert fetcher.errors.NotFound.exit_code == 6
     assert fetcher.fetch_sync is fetcher.sync.fetch_sync
     with pytest.raises(AttributeError, match="no attribute 'remote_name'"):

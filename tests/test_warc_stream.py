@@ -78,7 +78,7 @@ async def _archive(
     recorder = WarcRecorder(tmp_path / "w", always_deflate=always_deflate)
     url = "http://example.test/big" if http else "gopher://example.test/9/big"
     with tap.recording(recorder):
-        retrieval = tap.start(url, "http" if http else "gopher")
+        retrieval = tap.start(url, "http" if http else "gopher", keeps_dialogue=not http)
         assert retrieval is not None
         if http:
             retrieval.request(b"GET /big HTTP/1.1\r\nHost: example.test\r\n\r\n")

@@ -89,12 +89,13 @@ class Recorder(Protocol):
 class Tap:
     """One retrieval's structured trace (see module docstring)."""
 
-    def __init__(self, recorder: Recorder, url: str, scheme: str) -> None:
+    def __init__(self, recorder: Recorder, url: str, scheme: str, *, keeps_dialogue: bool = True) -> None:
         self.recorder = recorder
         self.url = url
         self.scheme = scheme
-        #: HTTP's wire records say it all: its trace lines are not built for the archive.
-        self.keeps_dialogue = scheme not in ("http", "https")
+        #: Whether the trace lines are kept as the dialogue: the handler's hook says (HTTP's wire
+        #: records say it all: its trace lines are not built for the archive).
+        self.keeps_dialogue = keeps_dialogue
         self.exchanges: list[Exchange] = []
         self.dialogue: list[str] = []
         self._dialogue_bytes = 0
@@ -229,12 +230,15 @@ def active_recorder() -> Recorder | None:
     return _recorder.get()
 
 
-def start(url: str, scheme: str) -> Tap | None:
-    """A new tap for a retrieval starting in this task (None when nothing records)."""
+def start(url: str, scheme: str, *, keeps_dialogue: bool = True) -> Tap | None:
+    """A new tap for a retrieval starting in this task (None when nothing records).
+
+    `keeps_dialogue`: the handler's hook (`fetcher.handler.Handler.keeps_dialogue`).
+    """
     recorder = _recorder.get()
     if recorder is None:
         return None
-    tap = Tap(recorder, url, scheme)
+    tap = Tap(recorder, url, scheme, keeps_dialogue=keeps_dialogue)
     _tap.set(tap)
     return tap
 

@@ -17,15 +17,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from fetcher.bulk.lanes import LaneItem, Lanes
+from fetcher.bulk.lanes import Lanes
+from fetcher.bulk.outcomes import Outcome, bulk_user_origin
 from fetcher.errors import FetchError
+from fetcher.handler.context import bulk_run
+from fetcher.handler.lanes import LaneItem
 from fetcher.handler.notes import NO_NOTES, Request, RequestNotes, split_request
 from fetcher.net import aio
 from fetcher.url import URL, parse_url
 
 if TYPE_CHECKING:
-    from fetcher.client import Client, Fetched, Origin, Outcome
+    from fetcher.bulk.outcomes import Fetched
+    from fetcher.client import Client
     from fetcher.disk.writer import Download
+    from fetcher.handler.session import Origin
 
 #: Outcomes that may wait for the caller before a worker waits for room.
 OUTCOME_BUFFER = 256
@@ -126,8 +131,6 @@ class FetchAll:
 
     @asynccontextmanager
     async def _run(self) -> AsyncIterator[Outcomes]:
-        from fetcher.client import Outcome, _bulk_run, _bulk_user_origin
-
         client = self._client
         # Room for a lane's burst of outcomes (lanes.py) without a task switch per URL.
         send, receive = aio.memory_channel(max(self._jobs, OUTCOME_BUFFER))
@@ -164,9 +167,9 @@ class FetchAll:
         async def run_one(
             text: URL | str, url: URL | None, notes: RequestNotes | None, results: aio.SendChannel[Outcome]
         ) -> None:
-            _bulk_run.set(True)
+            bulk_run.set(True)
             if bound:
-                _bulk_user_origin.set(bound[0])
+                bulk_user_origin.set(bound[0])
             async with results:
                 started = time.monotonic()
                 outcome = Outcome(url=str(text))
@@ -204,7 +207,7 @@ class FetchAll:
             nursery.start_soon(run_one, text, url, notes, send.clone())
 
         async def feed(nursery: aio.Nursery) -> None:
-            _bulk_run.set(True)  # inherited by the lane workers started here
+            bulk_run.set(True)  # inherited by the lane workers started here
             idle = lanes.flush if lanes is not None else _nothing
             async with send:
                 async for item in _at_hand(self._urls, idle):

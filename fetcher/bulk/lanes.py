@@ -14,28 +14,29 @@ path's own code (`general`), inline, under the slots it already holds, so
 every rule (guard, credentials, retries, resume, limits) is the same code.
 
 The handler decides what may take its lane (see schemes/http/lane.py):
-anything that needs credentials, a proxy, an archive tap, a trace or a
-resume stays on the task path.  A URL that comes with request notes
-(fetcher.handler.notes: -N's conditions, FTP confinement) never reaches a
-lane (batch.py): the task path's session carries them to the handler.
+anything that needs credentials, a proxy, an archive tap, a trace, a
+resume or a condition stays on the task path.  What a lane is given and
+may call is the handler contract's (fetcher/handler/lanes.py: `LaneItem`,
+`LaneWork`, `admits`, `deliver`); this module is the scheduler behind it,
+and `LaneWorker` is its `LaneWork`.
+A URL that comes with request notes (fetcher.handler.notes: -N's
+conditions, FTP confinement) never reaches a lane (batch.py): the task
+path's session carries them to the handler.
 """
 
 from __future__ import annotations
 
-import logging
-import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, cast
 
-from fetcher import guard
-from fetcher.client import Fetched, Outcome
+from fetcher.bulk.outcomes import Fetched, Outcome
 from fetcher.disk.place import Directories
-from fetcher.disk.writer import BodyWriter, check_length
+from fetcher.disk.writer import BodyWriter
 from fetcher.errors import FetchError
+from fetcher.handler.lanes import LaneHandler, LaneItem
 from fetcher.net import aio
 from fetcher.registry import get_handler
 from fetcher.url import URL
@@ -53,27 +54,8 @@ QUEUE_CAP = 1024
 WAKE_AT = 16
 
 
-@dataclass(slots=True)
-class LaneItem:
-    """One URL on a lane: the text it came as (the outcome's `url`) and its parsed form."""
-
-    text: str
-    url: URL
-    started: float = 0.0
-    #: Where its document goes, once asked (`LaneWork.path`).
-    path: Path | None = None
-
-
-class LaneHandler(Protocol):
-    """What a handler provides to offer a lane (optional; see the module docstring)."""
-
-    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None: ...
-
-    async def run_lane(self, work: LaneWork) -> None: ...
-
-
-class LaneWork:
-    """One worker's view of its lane: take URLs, report outcomes, hand URLs to the task path."""
+class LaneWorker:
+    """One worker's view of its lane (the contract's `LaneWork`): take URLs, report outcomes, hand URLs on."""
 
     def __init__(self, lanes: Lanes, key: Hashable, results: aio.SendChannel[Outcome]) -> None:
         self.lanes = lanes
@@ -145,8 +127,16 @@ class LaneWork:
         """This origin showed something the lane does not handle: its URLs take the task path from now on."""
         self.lanes.disabled.add(self.key)
 
+    async def open(self, url: URL) -> Resource:
+        """Open `url` as the task path does (`Client._open`: guard, handler), without its retries or resume."""
+        return await self.client._open(url)
+
     async def done(self, item: LaneItem, result: Fetched | Download) -> None:
         await self._emit(Outcome(url=item.text, result=result, seconds=time.monotonic() - item.started))
+
+    async def kept(self, item: LaneItem, resource: Resource) -> None:
+        """A listing or advisory: its facts, no body (as `Client.retrieve` returns it)."""
+        await self.done(item, Fetched.without_body(resource))
 
     async def failed(self, item: LaneItem, error: FetchError) -> None:
         """The lane's attempt failed: a transient error is retried on the task path, as there."""
@@ -350,7 +340,7 @@ class Lanes:
             self._space = None
 
     async def _worker(self, key: Hashable, handler: LaneHandler, url: URL, results: aio.SendChannel[Outcome]) -> None:
-        work = LaneWork(self, key, results)
+        work = LaneWorker(self, key, results)
         try:
             work.host = self.host_limit(url)
             if work.host.value == 0:
@@ -360,121 +350,3 @@ class Lanes:
         finally:
             work._retire()
             self.job_limit.release()
-
-
-# -- the sequential lane: for handlers whose URLs each need an exchange of their own --------
-
-
-_trace = logging.getLogger("fetcher.trace")
-
-#: URLs a sequential lane worker takes from the queue at once (it runs them one by one).
-SEQUENTIAL_BATCH = 16
-
-
-def admits(url: URL, client: Client, *, resume: bool, own_exchange: bool = False) -> bool:
-    """True unless something applied per URL by the task path keeps `url` off every lane.
-
-    The one admission check of every lane.  Refused: a resume, an archive
-    tap, --max-time, --max-filesize, --limit-rate (each is applied by the
-    task path's `Client.open`), -I, -u credentials (bound to the first URL's
-    origin there), a URL the guard refuses (the task path reports it).
-    `own_exchange`: the lane speaks to the server itself rather than through
-    the handler's `open` (HTTP's pipelined requests, FTP's kept login), so a
-    URL's own login (userinfo) and -v, whose trace such a lane does not
-    write, keep it off too.  Each handler's `lane_key` adds only what is its
-    protocol's own.
-    """
-    settings = client.settings
-    # No archive records unless fetcher.archive.tap was loaded (its `recording` starts every recorder).
-    tap = sys.modules.get("fetcher.archive.tap")
-    if (
-        resume
-        or (own_exchange and (getattr(url, "user", None) is not None or _trace.isEnabledFor(logging.DEBUG)))
-        or settings.max_time
-        or settings.max_size is not None
-        or settings.limit_rate
-        or settings.head
-        or settings.user is not None
-        or (tap is not None and tap.active_recorder() is not None)
-    ):
-        return False
-    try:
-        guard.check(url, client.policy)
-    except FetchError:
-        return False
-    return True
-
-
-def sequential_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
-    """The lane key of a handler that opts into `run_sequential`: the host, when `admits` lets it."""
-    if not admits(url, client, resume=resume):
-        return None
-    return (url.scheme, getattr(url, "host", None), getattr(url, "port", None))
-
-
-async def run_sequential(work: LaneWork) -> None:
-    """Open each URL as the task path does (`Client._open`: guard, handler), write it with a `BodyWriter`.
-
-    What this saves is the task path's frame around the exchange: a task, a
-    per-host acquisition, a budget scope and retry frame, and `save`'s
-    thread hops, per URL.  Failures are retried on the task path, as there.
-    """
-    from fetcher.net.connection import current_budget
-
-    client = work.client
-    while items := (work.take(SEQUENTIAL_BATCH) or await work.wait(SEQUENTIAL_BATCH)):
-        for item in items:
-            current_budget.set(client.budget(item.url))
-            try:
-                resource = await client._open(item.url)
-            except FetchError as error:
-                await work.failed(item, error)
-                continue
-            await deliver(work, item, resource)
-
-
-async def deliver(
-    work: LaneWork, item: LaneItem, resource: Resource, *, settle: Callable[[], Awaitable[None]] | None = None
-) -> None:
-    """Report `resource` as `item`'s outcome: a document written through a `BodyWriter`, else a `Fetched`.
-
-    The resource is closed in every case; the caller's connection state is
-    what the handler's closer left.  `settle` runs after a failure's close
-    and before the failure is reported (and perhaps retried on the task
-    path): a lane gives back a connection there that the retry can reuse.
-    """
-    if resource.kind != "document":
-        await resource.aclose()
-        await work.done(item, Fetched.without_body(resource))
-        return
-    url = item.url
-    on_chunk = work.on_chunk
-    try:
-        writer = work.writer(item, resource.content_type)
-    except FetchError as error:
-        await resource.aclose()
-        if settle is not None:
-            await settle()
-        await work.failed(item, error)
-        return
-    try:
-        async for chunk in resource:
-            writer.write(chunk)
-            if on_chunk is not None:
-                on_chunk(url, len(chunk))
-        check_length(resource, writer.size)
-        modified = resource.modified.timestamp() if resource.modified is not None else None
-        result = writer.finish(modified, resource.filename, resource.metadata.get("etag"), resource.metadata)
-    except FetchError as error:
-        writer.abandon()
-        await resource.aclose()
-        if settle is not None:
-            await settle()
-        await work.failed(item, error)
-        return
-    except BaseException:
-        writer.abandon()
-        await resource.aclose()
-        raise
-    await resource.aclose()
-    await work.done(item, result)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
-from urllib.parse import unquote  # already loaded by pathlib
+from typing import TYPE_CHECKING, Any
 
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.text import escape, mask_secrets, safe_filename
-from fetcher.url import URL, FileURL, FtpURL, GenericURL, GopherURL, HttpURL, NntpURL, ProsperoURL, WaisURL
+from fetcher.url import URL
+
+if TYPE_CHECKING:
+    from fetcher.handler.base import BaseHandler
 
 
 def _size(size: int | None) -> str:
@@ -19,51 +21,6 @@ def _size(size: int | None) -> str:
             return f"{size}{unit}" if unit == "" else f"{size:.1f}{unit}"
         size = size / 1024  # type: ignore[assignment]
     return str(size)  # pragma: no cover
-
-
-def gopher_menu(entries: list[Entry]) -> str:
-    """A Gopher client's menu view: a type tag, the display string, where foreign links lead."""
-    return "".join(_menu_lines(entries))
-
-
-def _menu_lines(entries: list[Entry]) -> Iterator[str]:
-    tags = {"text": "TXT", "menu": "DIR", "search": "?", "html": "HTML", "telnet": "TEL", "tn3270": "TEL",
-            "error": "ERR", "cso": "CSO", "gif": "IMG", "image": "IMG", "png": "IMG", "sound": "SND"}  # fmt: skip
-    # With Gopher+ attributes the facts follow the names, in one column.
-    name_width = max((len(escape(entry.name)) for entry in entries if entry.extra.get("attributes")), default=0)
-    for entry in entries:
-        if entry.type == "info":
-            yield " " * 8 + escape(entry.name) + "\n"
-            continue
-        tag = "(" + tags.get(entry.type, "BIN") + ")"
-        line = f"{tag:<8}{escape(entry.name)}"
-        extra = entry.extra
-        if entry.url and (extra.get("link") or extra.get("gopher_type") in ("8", "T")):
-            line += f"  -> {escape(mask_secrets(entry.url))}"
-        elif extra.get("foreign"):
-            line += f"  [{escape(str(extra.get('host')))}:{extra.get('port')}]"
-        if extra.get("gopher_plus") == "?":
-            line += "  <form>"
-        if extra.get("problem") and extra["problem"] != entry.name:
-            line += f"  ({escape(str(extra['problem']))})"
-        if extra.get("refused"):
-            line += f"  (refused: {escape(str(extra['refused']))})"
-        facts = _plus_facts(entry)
-        if facts:
-            line = f"{line:<{name_width + 8}}  {facts}"
-        yield line.rstrip() + "\n"
-
-
-def _plus_facts(entry: Entry) -> str:
-    """A Gopher+ item's facts from its attributes ($ or ! requests): size of its first view, date, abstract."""
-    attributes = entry.extra.get("attributes")
-    if not isinstance(attributes, dict):
-        return ""
-    views = attributes.get("views") or []
-    size = str(views[0].get("size") or "").strip("<> ") if views and isinstance(views[0], dict) else ""
-    modified = str(attributes.get("modified") or "")[:10]
-    abstract = " ".join(str(attributes.get("abstract") or "").split())
-    return "  ".join(escape(fact) for fact in (f"{size or '-':>5}", modified or "-", abstract) if fact).rstrip()
 
 
 def _when(entry: Entry) -> str:
@@ -96,15 +53,15 @@ def _facts_lines(entries: list[Entry]) -> Iterator[str]:
         yield f"{mode:<{widths[0]}}  {size:>{widths[1]}}  {when:<{widths[2]}}  {name}\n"
 
 
-def listing_table(entries: Iterable[Entry]) -> str:
-    """An aligned table: type, size, name, description; info rows as plain text."""
-    return "".join(listing_lines(entries))
+def listing_table(entries: Iterable[Entry], url: URL | None = None) -> str:
+    """An aligned table: type, size, name, description; info rows as plain text (see `listing_lines`)."""
+    return "".join(listing_lines(entries, url=url))
 
 
-def listing_lines(entries: Iterable[Entry], form: str = "table") -> Iterator[str]:
+def listing_lines(entries: Iterable[Entry], form: str = "table", *, url: URL | None = None) -> Iterator[str]:
     """A listing as text, line by line, so a printer never holds it whole: the
-    aligned table (a Gopher menu, `ls -l` facts or type/size/name), "json" lines
-    or "links"."""
+    aligned table (the view of `url`'s scheme, as a Gopher menu, else `ls -l`
+    facts or type/size/name), "json" lines or "links"."""
     if form == "json":
         yield from (_json_row(entry) for entry in entries)
         return
@@ -112,8 +69,9 @@ def listing_lines(entries: Iterable[Entry], form: str = "table") -> Iterator[str
         yield from (escape(entry.url) + "\n" for entry in entries if entry.url)
         return
     entries = list(entries)
-    if entries and all("gopher_type" in entry.extra for entry in entries):
-        yield from _menu_lines(entries)
+    view = _hooks(url.scheme).listing_view(entries) if url is not None and entries else None
+    if view is not None:
+        yield from view
         return
     if entries and any(entry.modified is not None or entry.mode is not None for entry in entries):
         yield from _facts_lines(entries)
@@ -183,37 +141,20 @@ def _part(text: str) -> str:
 def tree_parts(url: URL, *, directory: bool = False) -> list[str]:
     """Path components that mirror host/path for --layout tree, each sanitized.
 
+    The scheme's handler says which path lies below the host and how the
+    host's directory is named (`tree_segments`, `host_directory` hooks).
     Every component goes through `safe_filename`, so no `..`, absolute path
     or device name from a URL or a server can escape the output directory.
     """
+    hooks = _hooks(url.scheme)
     host = str(getattr(url, "host", None) or "localhost")
     port = getattr(url, "port", None)
     top = host if port in (None, url.default_port) else f"{host}_{port}"
-    segments: list[str] = []
-    if isinstance(url, FtpURL):
-        segments = [*url.cwd, url.name]
-    elif isinstance(url, HttpURL):
-        from urllib.parse import unquote
-
-        segments = [unquote(part, errors="surrogateescape") for part in url.path.split("/")]
-    elif isinstance(url, GopherURL):
-        segments = url.selector.split("/")
-        if url.gtype == "1" and segments[-1] != "":
-            # A menu is a directory, slash or not (Motsognir and many servers name `/a/b`, not `/a/b/`):
-            # as a document it would be `b/index`, so `b` stays free for what lies below it.
-            segments.append("")
-    elif isinstance(url, FileURL):
-        segments = url.path.split("/")
-    elif isinstance(url, ProsperoURL):
-        segments = url.hsoname.split("/")
-    elif isinstance(url, NntpURL):
-        segments = [url.group] + ([str(url.article)] if url.article is not None else [])
-    elif isinstance(url, WaisURL):
-        segments = [url.database] + ([url.wtype or "", remote_name(url)] if url.wpath else [])
+    segments = hooks.tree_segments(url)
     parts = [_part(segment) for segment in segments if segment not in ("", ".", "..")]
     if not directory and (not parts or segments[-1] == ""):
         parts.append("index")
-    return [_part(url.scheme + "_" + top) if url.scheme not in ("http", "https", "ftp") else _part(top), *parts]
+    return [_part(hooks.host_directory(url, top)), *parts]
 
 
 async def links_listing(resource: Resource, *, max_links: int, option: str) -> Resource:
@@ -226,10 +167,9 @@ async def links_listing(resource: Resource, *, max_links: int, option: str) -> R
     where a list of URLs was asked for.
     """
     from fetcher.errors import UsageError
-    from fetcher.registry import get_handler
 
     entries = None
-    if getattr(get_handler(resource.url.scheme), "page_links", False):
+    if _hooks(resource.url.scheme).page_links:
         from fetcher.mirror.links import page_entries  # only --links/--json on a page
 
         entries = await page_entries(resource, max_links=max_links)
@@ -242,41 +182,23 @@ async def links_listing(resource: Resource, *, max_links: int, option: str) -> R
     return Resource(resource.url, "listing", entries=entries, content_type=resource.content_type)
 
 
-def _handler_name(url: URL) -> str | None:
-    """The name a handler derives from a URL (`Handler.local_name`), if it has that hook."""
-    from fetcher.registry import get_handler
+def _hooks(scheme: str) -> BaseHandler:
+    """The scheme's handler hooks (fetcher.registry: the core names no scheme)."""
+    from fetcher.registry import hooks
 
-    hook = getattr(get_handler(url.scheme), "local_name", None)
-    name = hook(url) if hook is not None else None
-    return name if isinstance(name, str) and name else None
+    return hooks(scheme)
 
 
 def remote_name(url: URL, suggested: str | None = None, *, index: bool = True) -> str:
     """A local file name for -O: the server's suggestion or the URL's last segment, sanitized.
 
-    A URL whose last segment is empty names a directory (`ftp://h/pub/`,
-    `http://h/pub/`, `gopher://h/1/pub/`): -O saves it as `index`, whatever
-    the scheme (the README's rule).  `index=False` names it after the
-    directory instead (`pub`), as bulk runs and mirrors name listings.
+    The URL's name is its handler's `local_name` hook.  A URL whose last
+    segment is empty names a directory (`ftp://h/pub/`, `http://h/pub/`,
+    `gopher://h/1/pub/`): -O saves it as `index`, whatever the scheme (the
+    README's rule).  `index=False` names it after the directory instead
+    (`pub`), as bulk runs and mirrors name listings.
     """
     if suggested:
         return safe_filename(suggested)
-    candidate = ""
-    if isinstance(url, FtpURL):
-        candidate = url.name or (url.cwd[-1] if url.cwd and not index else "")
-    elif isinstance(url, HttpURL):
-        candidate = url.path.rsplit("/", 1)[-1]
-        if "%" in candidate:
-            candidate = unquote(candidate, errors="surrogateescape")
-    elif isinstance(url, GopherURL):
-        candidate = (url.selector if index else url.selector.rstrip("/")).rsplit("/", 1)[-1]
-    elif isinstance(url, FileURL | ProsperoURL):
-        path = url.path if isinstance(url, FileURL) else url.hsoname
-        candidate = (path if index else path.rstrip("/")).rsplit("/", 1)[-1]
-    elif isinstance(url, NntpURL):
-        candidate = f"{url.group}.{url.article}" if url.article is not None else url.group
-    elif isinstance(url, WaisURL):
-        candidate = _handler_name(url) or url.database
-    elif isinstance(url, GenericURL) and url.path:
-        candidate = unquote((url.path if index else url.path.rstrip("/")).rsplit("/", 1)[-1], errors="surrogateescape")
+    candidate = _hooks(url.scheme).local_name(url, index=index) or ""
     return safe_filename(candidate, fallback="index")

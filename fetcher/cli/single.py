@@ -343,7 +343,7 @@ def print_resource_meta(resource: Resource, args: argparse.Namespace, target: An
     if resource.kind == "listing" and target is None:
         # Line by line: a listing at its entry cap never also exists as one text (peak RSS, issue 14).
         form = "json" if args.json else "links" if args.links else "table"
-        for line in render.listing_lines(resource.entries, form):
+        for line in render.listing_lines(resource.entries, form, url=resource.url):
             sys.stdout.write(line)
         sys.stdout.flush()
         return
@@ -353,7 +353,7 @@ def print_resource_meta(resource: Resource, args: argparse.Namespace, target: An
         elif args.links:
             text = render.listing_links(resource.entries)
         else:
-            text = render.listing_table(resource.entries)
+            text = render.listing_table(resource.entries, resource.url)
     else:
         assert resource.advisory is not None
         text = render.advisory_json(resource.advisory) if args.json else render.advisory_text(resource.advisory)

@@ -17,10 +17,10 @@ from typing import Any
 
 from fetcher.disk.names import partial_path, writable_target
 from fetcher.disk.partfile import PartFile
-from fetcher.disk.writer import SMALL_BODY, Download, check_length
+from fetcher.disk.writer import SMALL_BODY, Download
 from fetcher.errors import OutputError
 from fetcher.net import aio
-from fetcher.resource import Resource
+from fetcher.resource import Resource, check_length
 
 #: Bodies up to this size are written on the event loop itself.
 INLINE_BODY = 64 << 10

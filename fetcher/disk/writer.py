@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from fetcher.disk.names import inspect_target, output_error, partial_path, writable_target
 from fetcher.disk.partfile import PartFile
 from fetcher.disk.place import Directories, create_exclusive, into_place, unlink_quietly
-from fetcher.errors import OutputError, ProtocolError
+from fetcher.errors import OutputError
 from fetcher.url import URL
 
 if TYPE_CHECKING:
-    from fetcher.resource import Resource
+    pass
 
 #: Bodies up to this size are buffered and written with a single thread hop (one open, write, rename).
 SMALL_BODY = 1 << 20
@@ -44,15 +44,6 @@ class Download:
     etag: str | None = None
     #: What the handler said of the retrieval (`Resource.metadata`: an HTTP status, the redirects followed).
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-def check_length(resource: Resource, written: int) -> None:
-    """A body that ended short of (or past) the size its server announced is not complete."""
-    if resource.size is not None and written != resource.size:
-        raise ProtocolError(
-            f"transfer ended at {written} of {resource.size} bytes",
-            hint="run again with -C/--continue to resume",
-        )
 
 
 class BodyWriter:

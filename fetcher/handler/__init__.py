@@ -1,1 +1,145 @@
-"""The contract for scheme code: what a handler may import from the core (see docs/architecture.md)."""
+"""The handler contract: everything scheme code may use from the core, in one place.
+
+A handler (`schemes.<name>`) imports from fetcher only this package,
+`fetcher.url`, `fetcher.errors` and `fetcher.text` (import-linter checks it).
+What it finds here:
+
+* the shape and the hooks: `Handler` (what the registry loads), `BaseHandler`
+  (the hooks with their defaults: names on disk, place in a tree, listing
+  view, archive dialogue, help page), `Topic`;
+* one retrieval: `Session` (settings, guarded `connect`, pool, credentials,
+  `follow`), and `SessionHost`, what a Session reaches of the client;
+* what a retrieval returns: `Resource`, `Entry`, `Advisory`, `Closer`;
+* dialing and time: `Connection`, `current_budget`, `trace`, and `aio`, the
+  network layer's calls for task groups, scopes and checkpoints;
+* the guard: `guard` itself, `Policy`, `DEFAULT_POLICY`, `check_port`, `check_headers`;
+* caps and types: `Limits`, `DEFAULT_LIMITS`, `guess_type`;
+* the run it is in: `in_bulk_run`, the archive tap (`current_tap`, its type `Tap`);
+* resuming: `Validators`, `seconds`, `valid_tag`;
+* what the caller knows of one URL: `RequestNotes` (`session.notes`: -N's
+  conditions, a mirror's `Confinement`), `NO_NOTES`;
+* bulk lanes: `LaneItem`, `LaneWork`, `LaneWriter`, `LaneHandler`, `admits`,
+  `sequential_key`, `run_sequential`, `deliver` (documents reach the disk
+  through the writer the bulk room injects);
+* `__version__` (the User-Agent).
+
+Names are loaded on first use, as `fetcher`'s own: importing this package
+costs nothing, and a scheme pays only for what it asks for (a file: fetch
+never loads the lane protocol).  The modules beside this one hold what the
+contract defines itself; the rest lives in its layer and is re-exported.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+# public name -> "module" (a module re-exported whole) or "module:attribute"
+_EXPORTS = {
+    "Handler": "fetcher.handler.base:Handler",
+    "BaseHandler": "fetcher.handler.base:BaseHandler",
+    "Topic": "fetcher.handler.topic:Topic",
+    "Session": "fetcher.handler.session:Session",
+    "SessionHost": "fetcher.handler.session:SessionHost",
+    "Origin": "fetcher.handler.session:Origin",
+    "in_bulk_run": "fetcher.handler.context:in_bulk_run",
+    "bulk_run": "fetcher.handler.context:bulk_run",
+    "current_tap": "fetcher.handler.context:current_tap",
+    "Tap": "fetcher.archive.tap:Tap",
+    "start_tap": "fetcher.handler.context:start_tap",
+    "LaneItem": "fetcher.handler.lanes:LaneItem",
+    "LaneWork": "fetcher.handler.lanes:LaneWork",
+    "LaneWriter": "fetcher.handler.lanes:LaneWriter",
+    "LaneHandler": "fetcher.handler.lanes:LaneHandler",
+    "admits": "fetcher.handler.lanes:admits",
+    "sequential_key": "fetcher.handler.lanes:sequential_key",
+    "run_sequential": "fetcher.handler.lanes:run_sequential",
+    "deliver": "fetcher.handler.lanes:deliver",
+    "Validators": "fetcher.handler.validators:Validators",
+    "seconds": "fetcher.handler.validators:seconds",
+    "valid_tag": "fetcher.handler.validators:valid_tag",
+    "RequestNotes": "fetcher.handler.notes:RequestNotes",
+    "NO_NOTES": "fetcher.handler.notes:NO_NOTES",
+    "Confinement": "fetcher.handler.notes:Confinement",
+    "Resource": "fetcher.resource:Resource",
+    "Entry": "fetcher.resource:Entry",
+    "Advisory": "fetcher.resource:Advisory",
+    "Closer": "fetcher.resource:Closer",
+    "check_length": "fetcher.resource:check_length",
+    "Connection": "fetcher.net.connection:Connection",
+    "current_budget": "fetcher.net.connection:current_budget",
+    "trace": "fetcher.net.connection:trace",
+    "aio": "fetcher.net.aio",
+    "guard": "fetcher.guard",
+    "Policy": "fetcher.guard:Policy",
+    "DEFAULT_POLICY": "fetcher.guard:DEFAULT_POLICY",
+    "check_port": "fetcher.guard:check_port",
+    "check_headers": "fetcher.guard:check_headers",
+    "Limits": "fetcher.settings:Limits",
+    "DEFAULT_LIMITS": "fetcher.settings:DEFAULT_LIMITS",
+    "guess_type": "fetcher.mime:guess_type",
+    "__version__": "fetcher:__version__",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from fetcher import __version__ as __version__
+    from fetcher import guard as guard
+    from fetcher.archive.tap import Tap as Tap
+    from fetcher.guard import DEFAULT_POLICY as DEFAULT_POLICY
+    from fetcher.guard import Policy as Policy
+    from fetcher.guard import check_headers as check_headers
+    from fetcher.guard import check_port as check_port
+    from fetcher.handler.base import BaseHandler as BaseHandler
+    from fetcher.handler.base import Handler as Handler
+    from fetcher.handler.context import bulk_run as bulk_run
+    from fetcher.handler.context import current_tap as current_tap
+    from fetcher.handler.context import in_bulk_run as in_bulk_run
+    from fetcher.handler.context import start_tap as start_tap
+    from fetcher.handler.lanes import LaneHandler as LaneHandler
+    from fetcher.handler.lanes import LaneItem as LaneItem
+    from fetcher.handler.lanes import LaneWork as LaneWork
+    from fetcher.handler.lanes import LaneWriter as LaneWriter
+    from fetcher.handler.lanes import admits as admits
+    from fetcher.handler.lanes import deliver as deliver
+    from fetcher.handler.lanes import run_sequential as run_sequential
+    from fetcher.handler.lanes import sequential_key as sequential_key
+    from fetcher.handler.notes import NO_NOTES as NO_NOTES
+    from fetcher.handler.notes import Confinement as Confinement
+    from fetcher.handler.notes import RequestNotes as RequestNotes
+    from fetcher.handler.session import Origin as Origin
+    from fetcher.handler.session import Session as Session
+    from fetcher.handler.session import SessionHost as SessionHost
+    from fetcher.handler.topic import Topic as Topic
+    from fetcher.handler.validators import Validators as Validators
+    from fetcher.handler.validators import seconds as seconds
+    from fetcher.handler.validators import valid_tag as valid_tag
+    from fetcher.mime import guess_type as guess_type
+    from fetcher.net import aio as aio
+    from fetcher.net.connection import Connection as Connection
+    from fetcher.net.connection import current_budget as current_budget
+    from fetcher.net.connection import trace as trace
+    from fetcher.resource import Advisory as Advisory
+    from fetcher.resource import Closer as Closer
+    from fetcher.resource import Entry as Entry
+    from fetcher.resource import Resource as Resource
+    from fetcher.resource import check_length as check_length
+    from fetcher.settings import DEFAULT_LIMITS as DEFAULT_LIMITS
+    from fetcher.settings import Limits as Limits
+else:
+    # Hidden from type checkers, as in fetcher/__init__.py: they read the imports above.
+
+    def __getattr__(name: str) -> Any:
+        import importlib
+
+        target = _EXPORTS.get(name)
+        if target is None:
+            raise AttributeError(f"module 'fetcher.handler' has no attribute {name!r}")
+        module_name, _, attribute = target.partition(":")
+        module = importlib.import_module(module_name)
+        value = getattr(module, attribute) if attribute else module
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

@@ -23,6 +23,7 @@ import os
 from urllib.parse import unquote
 
 from fetcher.handler.notes import link_refused, normalize_path, under
+from fetcher.registry import hooks
 from fetcher.resource import Entry
 from fetcher.url import URL
 
@@ -39,24 +40,15 @@ def origin(url: URL) -> Origin:
 
 
 def place(url: URL) -> Scope | None:
-    """The origin and the normalized path-like part of a URL; None for schemes without a tree."""
-    scheme = url.scheme
-    encoded = False
-    if scheme in ("ftp", "ftps"):
-        cwd: tuple[str, ...] = getattr(url, "cwd", ())
-        name: str = getattr(url, "name", "")
-        path = "/" + "/".join((*cwd, name))
-    elif scheme in ("http", "https"):
-        path = str(getattr(url, "path", "") or "/")
-        encoded = True
-    elif scheme == "file":
-        path = "/" + str(getattr(url, "path", "")).lstrip("/")
-    elif scheme in ("gopher", "gophers"):
-        path = str(getattr(url, "selector", ""))
-    elif scheme == "prospero":
-        path = str(getattr(url, "hsoname", ""))
-    else:
+    """The origin and the normalized path-like part of a URL; None for schemes without a tree.
+
+    The path is the handler's to say (its `tree_path` hook: an FTP path, an
+    HTTP path still percent-encoded, a Gopher selector...): no scheme is named here.
+    """
+    where = hooks(url.scheme).tree_path(url)
+    if where is None:
         return None
+    path, encoded = where
     return origin(url), normalize_path(path, encoded=encoded)
 
 

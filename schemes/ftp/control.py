@@ -13,9 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import cast
 
 from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
-from fetcher.net import aio
-from fetcher.net.connection import Connection, trace
-from fetcher.settings import DEFAULT_LIMITS, Limits
+from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, aio, trace
 from schemes.ftp.replies import Reply, ReplyReader, command_line, error_for, parse_epsv, parse_pasv, parse_pwd
 
 #: Replies to EPSV after which PASV is worth trying (not understood / not for this network).

@@ -13,8 +13,7 @@ from __future__ import annotations
 import sys
 
 from fetcher.errors import LimitExceeded
-from fetcher.resource import Entry
-from fetcher.settings import DEFAULT_LIMITS
+from fetcher.handler import DEFAULT_LIMITS, Entry
 from fetcher.url import FtpURL
 
 #: Characters a name cannot carry back to the server in a command line.

@@ -16,10 +16,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TooLarge, TransientError
-from fetcher.net.connection import trace
-from fetcher.resource import Entry, Resource
+from fetcher.handler import Entry, Resource, Session, current_tap, trace
 from fetcher.url import FtpURL
 from schemes.ftp.control import Control, transient_from
 from schemes.ftp.data import HeldEntries, LineBatches, NameParser

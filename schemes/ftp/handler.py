@@ -14,27 +14,25 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from fetcher.client import Session
 from fetcher.errors import ProtocolError, UsageError
-from fetcher.net.connection import trace
-from fetcher.resource import Resource
+from fetcher.handler import Resource, Session, trace
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl
+from schemes.ftp.hooks import Hooks
 from schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
 from schemes.ftp.operate import operate
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneWork
-    from fetcher.client import Client
+    from fetcher.handler import LaneWork, SessionHost
 
 
-class Handler:
+class Handler(Hooks):
     scheme = "ftp"
     default_port = 21
 
     # -- the bulk lane (fetcher/bulk/lanes.py, lane.py): a kept control connection --------
 
-    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
+    def lane_key(self, url: URL, client: SessionHost, *, resume: bool) -> Hashable | None:
         from schemes.ftp import lane
 
         return lane.lane_key(url, client, resume=resume)

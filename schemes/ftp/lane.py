@@ -20,19 +20,16 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from fetcher.bulk.lanes import admits, deliver
-from fetcher.client import Session
 from fetcher.errors import FetchError, ProtocolError
-from fetcher.net.connection import current_budget
+from fetcher.handler import Session, admits, current_budget, deliver
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl
 from schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
 from schemes.ftp.operate import operate
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneItem, LaneWork
-    from fetcher.client import Client
-    from fetcher.resource import Resource
+    from fetcher.handler import LaneItem, LaneWork, Resource
+    from fetcher.handler import SessionHost as Client
 
 #: URLs taken from the queue at once (the worker runs them one by one).
 BATCH = 16

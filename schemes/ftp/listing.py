@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from fetcher.errors import LimitExceeded
-from fetcher.resource import Entry
+from fetcher.handler import Entry
 from fetcher.url import FtpURL
 from schemes.ftp.dialects import HEADER, VMS_CONTINUED, VMS_NAME_ALONE, parse_list_line
 from schemes.ftp.listed import Listed

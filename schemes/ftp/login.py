@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fetcher.client import Session
+from fetcher.handler import Session
 from fetcher.url import FtpURL
 from schemes.ftp.control import Control
 

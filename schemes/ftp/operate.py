@@ -13,11 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from fetcher.client import Session, _bulk_run
 from fetcher.errors import UsageError
-from fetcher.mime import guess_type
-from fetcher.net.connection import trace
-from fetcher.resource import Advisory, Resource
+from fetcher.handler import Advisory, Resource, Session, guess_type, in_bulk_run, trace
 from fetcher.url import FtpURL
 from schemes.ftp.control import Control
 from schemes.ftp.data import AsciiDecoder
@@ -26,7 +23,7 @@ from schemes.ftp.replies import Reply, announced_size, error_for, parse_mdtm, pa
 from schemes.ftp.retr import RetrBody, resume_problem
 
 if TYPE_CHECKING:
-    from fetcher.handler.notes import Confinement
+    from fetcher.handler import Confinement
 
 #: What becomes of the control connection once the URL's resource is done with it.
 Release = Callable[[], Awaitable[None]]
@@ -38,7 +35,7 @@ def _wants_facts(session: Session) -> bool:
         return True
     wanted = session.settings.remote_time
     if wanted is None:
-        return not _bulk_run.get()
+        return not in_bulk_run()
     return wanted
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from fetcher.errors import AuthError, FetchError, LimitExceeded, NotFound, ProtocolError, TransientError
-from fetcher.settings import DEFAULT_LIMITS
+from fetcher.handler import DEFAULT_LIMITS
 from fetcher.text import escape
 from fetcher.url import to_bytes
 

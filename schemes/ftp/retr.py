@@ -15,13 +15,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fetcher.errors import ProtocolError, TransientError
-from fetcher.net.connection import Connection
+from fetcher.handler import Connection
 from schemes.ftp.control import Control, transient_from
 from schemes.ftp.data import AsciiDecoder
 from schemes.ftp.replies import Reply, error_for
 
 if TYPE_CHECKING:
-    from fetcher.disk.resume import Validators
+    from fetcher.handler import Validators
 
 
 def resume_problem(
@@ -33,7 +33,7 @@ def resume_problem(
     what they were when the part was begun (`recorded`), so a file changed on
     the server is fetched whole rather than spliced onto the old head.
     """
-    from fetcher.disk.resume import Validators, seconds
+    from fetcher.handler import Validators, seconds
 
     if code != "I":
         return "an ASCII-mode transfer cannot resume (its byte counts differ between the two sides)"

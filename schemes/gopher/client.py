@@ -12,13 +12,12 @@ import logging
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from fetcher import guard
-from fetcher.client import Session, current_tap
 from fetcher.errors import LimitExceeded, ProtocolError, TooLarge, UsageError
-from fetcher.resource import Advisory, Resource
+from fetcher.handler import Advisory, Resource, Session, current_tap, guard
 from fetcher.text import escape
 from fetcher.url import URL, GopherURL, TelnetURL, parse_url
 from schemes.gopher import ask as forms
+from schemes.gopher.hooks import Hooks
 from schemes.gopher.menu import MenuContext, MenuParser, parse_line
 from schemes.gopher.plus import (
     MAX_ERROR_TEXT,
@@ -48,8 +47,7 @@ from schemes.gopher.text import DotTerminated, FinalDot
 from schemes.gopher.types import MENU_VIEWS, content_type_for, item_type
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneWork
-    from fetcher.client import Client
+    from fetcher.handler import LaneWork, SessionHost
 
 log = logging.getLogger("fetcher")
 
@@ -408,7 +406,7 @@ class Retrieval:
         )
 
 
-class Handler:
+class Handler(Hooks):
     """gopher: and gophers: URLs (RFC 1738 §3.4; RFC 1436; Gopher+)."""
 
     scheme = "gopher"
@@ -417,13 +415,13 @@ class Handler:
     # -- the bulk lane (fetcher/bulk/lanes.py): one connection per item anyway, so the
     # lane only saves the task path's frame around each exchange.
 
-    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
-        from fetcher.bulk.lanes import sequential_key
+    def lane_key(self, url: URL, client: SessionHost, *, resume: bool) -> Hashable | None:
+        from fetcher.handler import sequential_key
 
         return sequential_key(url, client, resume=resume)
 
     async def run_lane(self, work: LaneWork) -> None:
-        from fetcher.bulk.lanes import run_sequential
+        from fetcher.handler import run_sequential
 
         await run_sequential(work)
 

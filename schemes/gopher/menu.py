@@ -19,10 +19,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from fetcher import guard
 from fetcher.errors import LimitExceeded, UnsafeURL, URLError
-from fetcher.resource import Entry
-from fetcher.settings import DEFAULT_LIMITS, Limits
+from fetcher.handler import DEFAULT_LIMITS, Entry, Limits, guard
 from fetcher.url import URL, GopherURL, TelnetURL, parse_url
 from schemes.gopher.types import item_type
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from fetcher.errors import FetchError, LimitExceeded, NotFound, ProtocolError, TransientError
-from fetcher.settings import DEFAULT_LIMITS
+from fetcher.handler import DEFAULT_LIMITS
 from fetcher.text import escape
 from schemes.gopher.ask import AskField, parse_ask_lines
 from schemes.gopher.menu import MenuContext, decode_display, parse_line

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from fetcher.errors import ProtocolError
-from fetcher.net.connection import Connection
+from fetcher.handler import Connection
 from fetcher.url import URL, GopherURL
 from schemes.gopher.plus import SizedBody
 from schemes.gopher.text import DotTerminated

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fetcher.mime import guess_type
+from fetcher.handler import guess_type
 
 Reading = Literal["menu", "text", "binary", "none"]
 

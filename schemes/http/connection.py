@@ -13,10 +13,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from fetcher.client import current_tap
 from fetcher.errors import ProtocolError, UnsafeURL
-from fetcher.net.connection import Connection
-from fetcher.settings import DEFAULT_LIMITS, Limits
+from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, current_tap
 from fetcher.text import escape
 from schemes.http.fasthead import HEAD_END, FastResponse, lean_request, parse_head
 from schemes.http.reader import ReplyReader
@@ -26,7 +24,7 @@ from schemes.http.response import mask_userinfo
 if TYPE_CHECKING:
     import h11
 
-    from fetcher.archive import tap as archive
+    from fetcher.handler import Tap
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -84,7 +82,7 @@ class HTTPConnection:
         self._chunked = False
         self._keep_alive = False
         #: The archive tap of the current exchange (fetcher.archive.tap), when something records.
-        self._tap: archive.Tap | None = None
+        self._tap: Tap | None = None
         #: The current request is a GET (its reply may take the lean path of fasthead.py).
         self._get = False
         #: A GET written by `lean_request` that h11 has not been told of yet.

@@ -18,10 +18,8 @@ from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError
-from fetcher.guard import check_headers
-from fetcher.resource import Advisory, Resource
+from fetcher.handler import Advisory, Resource, Session, check_headers, current_tap
 from fetcher.url import URL, HttpURL
 from schemes.http import lane
 from schemes.http import response as rules
@@ -29,13 +27,13 @@ from schemes.http.connection import HTTPConnection
 from schemes.http.decoding import Decoder, decoder_for
 from schemes.http.fasthead import FastResponse
 from schemes.http.fields import Fields
+from schemes.http.hooks import Hooks
 from schemes.http.proxy import choose_proxy
 from schemes.http.request import ACCEPT_ENCODING, RequestHead, build_connect, build_request, origin_of, public
 from schemes.http.verdict import Asked, Document, ErrorPage, Failure, NotModified, Redirect, StartOver, judge
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneWork
-    from fetcher.client import Client
+    from fetcher.handler import LaneWork, SessionHost
 
 if TYPE_CHECKING:
     import h11
@@ -86,13 +84,13 @@ class Lease:
         await self.connection.aclose()
 
 
-class Handler:
+class Handler(Hooks):
     scheme = "http"
     default_port = 80
 
     # -- the bulk lane (fetcher/bulk/lanes.py, lane.py): pipelined plain GETs -------
 
-    def lane_key(self, url: URL, client: Client, *, resume: bool) -> Hashable | None:
+    def lane_key(self, url: URL, client: SessionHost, *, resume: bool) -> Hashable | None:
         return lane.lane_key(url, client, resume=resume)
 
     async def run_lane(self, work: LaneWork) -> None:

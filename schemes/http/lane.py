@@ -41,9 +41,8 @@ from collections import deque
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from fetcher import guard
 from fetcher.errors import FetchError, ProtocolError, Timeout
-from fetcher.net.connection import Connection, current_budget
+from fetcher.handler import Connection, current_budget, guard
 from fetcher.url import URL, HttpURL
 from schemes.http import response as rules
 from schemes.http.connection import HTTPConnection
@@ -56,8 +55,8 @@ from schemes.http.request import build_request, origin_of
 from schemes.http.verdict import Asked, Document, ErrorPage, Failure, Redirect, judge
 
 if TYPE_CHECKING:
-    from fetcher.bulk.lanes import LaneItem, LaneWork
-    from fetcher.client import Client
+    from fetcher.handler import LaneItem, LaneWork
+    from fetcher.handler import SessionHost as Client  # what a lane sees of the client
 
 #: Requests in flight on one connection; more are sent when half have been answered.
 DEPTH = 32
@@ -89,7 +88,7 @@ def _request_tail(url: HttpURL, client: Client) -> bytes | None:
 
 def lane_key(url: URL, client: Client, *, resume: bool) -> Hashable | None:
     """The origin, when `url` may take the lane (see the module docstring); else None."""
-    from fetcher.bulk.lanes import admits  # bulk runs only; the lanes module is not loaded for one fetch
+    from fetcher.handler import admits  # bulk runs only; the lanes module is not loaded for one fetch
     if (
         not client.settings.pipeline
         or not isinstance(url, HttpURL)
@@ -196,7 +195,7 @@ class _Lane:
     # -- connection ------------------------------------------------------------
 
     async def _connect(self, url: HttpURL) -> None:
-        from fetcher.client import Session
+        from fetcher.handler import Session
 
         if self.tail is None:
             self.tail = _REQUEST_TAILS[self.client][origin_of(url)]

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from fetcher.errors import LimitExceeded, ProtocolError
-from fetcher.settings import DEFAULT_LIMITS, Limits
+from fetcher.handler import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 
 if TYPE_CHECKING:

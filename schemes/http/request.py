@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
-from fetcher import __version__
+from fetcher.handler import __version__
 from fetcher.url import HttpURL, to_bytes
 
 USER_AGENT = f"fetcher/{__version__}"

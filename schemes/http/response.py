@@ -18,7 +18,7 @@ from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, Trans
 from fetcher.text import LazyPatterns, escape, mask_secrets, safe_filename
 
 if TYPE_CHECKING:
-    from fetcher.disk.resume import Validators
+    from fetcher.handler import Validators
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: How much of an error page (or of a redirect body being discarded) is read.
@@ -270,7 +270,7 @@ def status_error(status: int, reason: str, where: str, headers: Headers, *, sent
 
 def validators_of(headers: Headers, *, length: int | None) -> Validators:
     """What a reply says about its document: ETag, Last-Modified, and the whole `length` the caller read."""
-    from fetcher.disk.resume import Validators, seconds
+    from fetcher.handler import Validators, seconds
     from fetcher.text import valid_tag
 
     return Validators(etag=valid_tag(header(headers, "etag")),

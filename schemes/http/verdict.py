@@ -47,7 +47,7 @@ from schemes.http.response import (
 )
 
 if TYPE_CHECKING:
-    from fetcher.disk.resume import Validators
+    from fetcher.handler import Validators
 
 #: What becomes of a reply's body that is not the document:
 #: "page": read (decoded, at most ERROR_BODY_LIMIT bytes) as the error's page (`FetchError.body`);

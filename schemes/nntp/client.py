@@ -13,8 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Container
 import anyio
 
 from fetcher.errors import AuthError, ProtocolError, UsageError
-from fetcher.net.connection import Connection, trace
-from fetcher.settings import DEFAULT_LIMITS, Limits
+from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, trace
 from schemes.nntp.responses import (
     BlockLimit,
     BodyDecoder,

@@ -16,14 +16,12 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TypeVar
 
-from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
-from fetcher.net.connection import Connection, trace
-from fetcher.resource import Closer, Entry, Resource
-from fetcher.settings import Limits
+from fetcher.handler import Closer, Connection, Entry, Limits, Resource, Session, current_tap, trace
 from fetcher.text import escape, safe_filename
 from fetcher.url import URL, NewsURL, NntpURL, parse_url
 from schemes.nntp.client import Login, NntpSession, StaleSession, open_session, parse_server
+from schemes.nntp.hooks import Hooks
 from schemes.nntp.overview import (
     Overview,
     article_window,
@@ -178,7 +176,7 @@ def _overview_texts(item: Overview) -> tuple[str, ...]:
     return (item.subject, item.sender, item.date, item.message_id, item.references)
 
 
-class Handler:
+class Handler(Hooks):
     scheme = "nntp"
     default_port = 119
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fetcher.errors import AuthError, FetchError, LimitExceeded, NotFound, ProtocolError, TransientError
-from fetcher.settings import DEFAULT_LIMITS, Limits
+from fetcher.handler import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 
 #: Status codes followed by a multi-line data block (RFC 3977 §3.2 and the

@@ -26,14 +26,14 @@ from fetcher.errors import (
     URLError,
     UsageError,
 )
-from fetcher.guard import check_port
-from fetcher.resource import Advisory, Entry, Resource
+from fetcher.handler import Advisory, Entry, Resource, check_port
 from fetcher.text import escape
 from fetcher.url import URL, ProsperoURL
 from schemes.prospero import access, ardp, protocol, transport
+from schemes.prospero.hooks import Hooks
 
 if TYPE_CHECKING:
-    from fetcher.client import Session
+    from fetcher.handler import Session
 
 trace = logging.getLogger("fetcher.trace")
 
@@ -116,7 +116,7 @@ def _size(attributes: list[protocol.Attribute]) -> int | None:
     return None
 
 
-class Handler:
+class Handler(Hooks):
     scheme = "prospero"
     default_port = DEFAULT_PORT
 

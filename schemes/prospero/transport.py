@@ -30,7 +30,7 @@ import anyio
 import anyio.lowlevel
 
 from fetcher.errors import ConnectError
-from fetcher.guard import Policy, check_port
+from fetcher.handler import Policy, check_port
 from schemes.prospero import ardp
 from schemes.prospero.reply import Reply, ReplyReader
 

@@ -9,8 +9,7 @@ whose metadata says how the session ended.
 
 from __future__ import annotations
 
-from fetcher.client import Session
-from fetcher.resource import Advisory, Resource
+from fetcher.handler import Advisory, BaseHandler, Resource, Session
 from fetcher.url import URL, TelnetURL
 
 
@@ -29,7 +28,7 @@ def advisory(url: TelnetURL) -> Advisory:
     )
 
 
-class Handler:
+class Handler(BaseHandler):
     scheme = "telnet"
     default_port = 23
 

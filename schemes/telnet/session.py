@@ -35,9 +35,8 @@ from typing import Any, TextIO
 import anyio
 import trio
 
-from fetcher.client import Session
 from fetcher.errors import FetchError, Interrupted, ProtocolError, Timeout, UsageError
-from fetcher.net.connection import Connection
+from fetcher.handler import Connection, Session
 from fetcher.text import escape
 from fetcher.url import TelnetURL
 from schemes.telnet.protocol import NAWS, TelnetProtocol

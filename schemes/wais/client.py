@@ -19,11 +19,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from fetcher import guard
-from fetcher.client import Client, Session
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, URLError, UsageError
-from fetcher.net.connection import Connection, trace
-from fetcher.settings import DEFAULT_LIMITS, Limits
+from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, Session, SessionHost, guard, trace
 from fetcher.text import escape
 from fetcher.url import WaisURL, parse_url
 from schemes.wais.codec import (
@@ -362,14 +359,14 @@ async def search_database(
     return SearchResults(hits, list(response.diagnostics))
 
 
-def _as_session(via: Client | Session, url: WaisURL) -> Session:
+def _as_session(via: SessionHost | Session, url: WaisURL) -> Session:
     if isinstance(via, Session):
         return Session(via.client, url, hops=via.hops)
     return Session(via, url)
 
 
 async def search(
-    via: Client | Session,
+    via: SessionHost | Session,
     database: str | WaisURL,
     words: str,
     *,

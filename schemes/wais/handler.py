@@ -13,16 +13,13 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 
-from fetcher.client import Session
 from fetcher.errors import ProtocolError, URLError, UsageError
-from fetcher.net.connection import trace
-from fetcher.resource import Advisory, Entry, Resource
+from fetcher.handler import Advisory, Entry, Resource, Session, trace
 from fetcher.text import escape
 from fetcher.url import URL, WaisURL
 from schemes.wais.client import Hit, WaisAssociation, raise_for, release, run, search_database
 from schemes.wais.codec import (
     Diagnostic,
-    DocID,
     Retrieval,
     SearchResponse,
     WaisDecodeError,
@@ -30,6 +27,7 @@ from schemes.wais.codec import (
     retrieval_search,
     split_wpath,
 )
+from schemes.wais.hooks import Hooks, file_name
 
 log = logging.getLogger("fetcher")
 
@@ -52,7 +50,7 @@ def hit_entry(hit: Hit) -> Entry:
         type=_entry_type(hit.types),
         size=hit.length,
         description=", ".join(part for part in details if part),
-        filename=_file_name(hit.docid) or hit.headline.strip() or None,
+        filename=file_name(hit.docid) or hit.headline.strip() or None,
         extra={
             "score": hit.score,
             "lines": hit.lines,
@@ -64,18 +62,6 @@ def hit_entry(hit: Hit) -> Entry:
     )
 
 
-def _file_name(docid: bytes) -> str | None:
-    """The file name in a freeWAIS-sf local id ("<start> <end> <path>"), as a suggestion only."""
-    try:
-        local_id = DocID.decode(docid).local_id
-    except WaisDecodeError:
-        return None
-    parts = (local_id or "").split(" ", 2)
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
-        return None
-    return parts[2].rstrip("/").rsplit("/", 1)[-1] or None
-
-
 def show_diagnostics(diagnostics: list[Diagnostic], where: str) -> None:
     """Every diagnostic record but the end-of-document one, on stderr (escaped), like waissearch."""
     for diagnostic in diagnostics:
@@ -83,20 +69,9 @@ def show_diagnostics(diagnostics: list[Diagnostic], where: str) -> None:
             log.warning("fetch: warning: the WAIS server %s says: %s", escape(where), escape(str(diagnostic)))
 
 
-class Handler:
+class Handler(Hooks):
     scheme = "wais"
     default_port = 210
-
-    @staticmethod
-    def local_name(url: URL) -> str | None:
-        """Bulk naming hook: a document URL is saved under the file name in its DocID."""
-        if not isinstance(url, WaisURL) or url.wtype is None or not url.wpath:
-            return None
-        try:
-            _, docid = split_wpath(url.wpath)
-        except WaisDecodeError:
-            return None
-        return _file_name(docid)
 
     async def open(self, url: URL, session: Session) -> Resource:
         if not isinstance(url, WaisURL):
@@ -178,7 +153,7 @@ class Handler:
             size=length,
             body=document.body(association, start, first),
             offset=start,
-            filename=_file_name(docid),
+            filename=file_name(docid),
             metadata={"database": url.database, "type": wtype, "length": length},
             closer=closer,
         )

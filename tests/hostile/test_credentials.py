@@ -15,8 +15,8 @@ import pytest
 import trio
 
 from fetcher import Client
-from fetcher.client import Session
 from fetcher.errors import NotFound
+from fetcher.handler import Session
 from fetcher.url import parse_url
 from tests.conftest import run_fetch
 from tests.servers.ftp_fake import FakeFtpServer, serving
