@@ -391,7 +391,7 @@ async def test_the_connection_a_bulk_lane_gives_back_serves_the_next_fetch(
 ) -> None:
     # The lane and the task path pool control connections under one key
     # (schemes/ftp/login.pool_key): what the lane gives back, the next fetch takes.
-    from fetcher.bulk.lanes import LaneWork
+    from fetcher.handler.lanes import LaneWork
     from schemes.ftp import lane
 
     lanes = []

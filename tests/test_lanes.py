@@ -99,7 +99,7 @@ async def test_one_admission_check_keeps_logins_and_traces_off_the_lanes_that_sp
     # themselves) ask it with own_exchange, the sequential lane (the handler's own open) without.
     import logging
 
-    from fetcher.bulk.lanes import admits, sequential_key
+    from fetcher.handler.lanes import admits, sequential_key
     from fetcher.url import parse_url
     from schemes.ftp.lane import lane_key as ftp_key
     from schemes.http.lane import lane_key as http_key
