@@ -156,8 +156,8 @@ async def test_a_reply_that_comes_while_other_tasks_run_is_read_without_a_wait(
         peer.sendall(b"the reply")
 
     monkeypatch.setattr(fetcher.net.connection.Connection, "_receive_raw", counted)
-    connection = fetcher.net.connection
-    monkeypatch.setattr(connection, "_direct_left", connection.DIRECT_RUN)  # a direct read is due
+    net_module = fetcher.net.connection
+    monkeypatch.setattr(net_module, "_direct_left", net_module.DIRECT_RUN)  # a direct read is due
     try:
         with monkeypatch.context() as patched:
             patched.setattr(fetcher.net.connection, "_scheduling_point", others_run_and_the_server_answers)
