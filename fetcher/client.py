@@ -26,8 +26,11 @@ from fetcher.disk.save import save
 from fetcher.disk.writer import Download
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, UsageError
 from fetcher.net import aio
-from fetcher.net.connection import Budget, Connection, current_budget, open_connection, trace
+from fetcher.net.budget import Budget, current_budget
+from fetcher.net.connect import open_connection
+from fetcher.net.connection import Connection
 from fetcher.net.pool import Pool
+from fetcher.net.tracing import trace
 from fetcher.registry import get_handler
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.settings import BULK_SPEED_LIMIT, Settings, SettingsOverrides
@@ -357,7 +360,7 @@ class Client:
         return resource
 
     def budget(self, url: URL) -> Budget:
-        """The time rules for one URL (see `fetcher.net.connection.Budget`)."""
+        """The time rules for one URL (see `fetcher.net.budget.Budget`)."""
         speed = self.settings.speed_limit
         if speed is None:
             speed = BULK_SPEED_LIMIT if _bulk_run.get() else 0

@@ -14,7 +14,8 @@ from typing import cast
 
 from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
 from fetcher.net import aio
-from fetcher.net.connection import Connection, trace
+from fetcher.net.connection import Connection
+from fetcher.net.tracing import trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
 from schemes.ftp.replies import Reply, ReplyReader, command_line, error_for, parse_epsv, parse_pasv, parse_pwd
 

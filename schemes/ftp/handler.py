@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from fetcher.client import Session, _bulk_run, current_tap
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TooLarge, TransientError, UsageError
 from fetcher.mime import guess_type
-from fetcher.net.connection import trace
+from fetcher.net.tracing import trace
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl, transient_from

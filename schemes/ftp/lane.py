@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from fetcher.bulk.lanes import admits, deliver
 from fetcher.client import Session
 from fetcher.errors import FetchError, ProtocolError
-from fetcher.net.connection import current_budget
+from fetcher.net.budget import current_budget
 from fetcher.url import URL, FtpURL
 from schemes.ftp.control import Control, StaleControl
 from schemes.ftp.handler import choose_login

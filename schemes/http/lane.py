@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING
 
 from fetcher import guard
 from fetcher.errors import FetchError, ProtocolError, Timeout
-from fetcher.net.connection import Connection, current_budget
+from fetcher.net.budget import current_budget
+from fetcher.net.connection import Connection
 from fetcher.url import URL, HttpURL
 from schemes.http import response as rules
 from schemes.http.connection import HTTPConnection

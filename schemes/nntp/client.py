@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Container
 import anyio
 
 from fetcher.errors import AuthError, ProtocolError, UsageError
-from fetcher.net.connection import Connection, trace
+from fetcher.net.connection import Connection
+from fetcher.net.tracing import trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
 from schemes.nntp.responses import (
     BlockLimit,

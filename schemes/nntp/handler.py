@@ -17,7 +17,8 @@ from functools import partial
 
 from fetcher.client import Session, current_tap
 from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
-from fetcher.net.connection import Connection, trace
+from fetcher.net.connection import Connection
+from fetcher.net.tracing import trace
 from fetcher.resource import Closer, Entry, Resource
 from fetcher.settings import Limits
 from fetcher.text import escape, safe_filename

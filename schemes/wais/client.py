@@ -22,7 +22,8 @@ from typing import TypeVar
 from fetcher import guard
 from fetcher.client import Client, Session
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, URLError, UsageError
-from fetcher.net.connection import Connection, trace
+from fetcher.net.connection import Connection
+from fetcher.net.tracing import trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
 from fetcher.text import escape
 from fetcher.url import WaisURL, parse_url

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 from fetcher.client import Session
 from fetcher.errors import ProtocolError, URLError, UsageError
-from fetcher.net.connection import trace
+from fetcher.net.tracing import trace
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.text import escape
 from fetcher.url import URL, WaisURL
