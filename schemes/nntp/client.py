@@ -10,10 +10,10 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Container
 
-import anyio
-
 from fetcher.errors import AuthError, ProtocolError, UsageError
+from fetcher.net import aio
 from fetcher.net.connection import Connection
+from fetcher.net.deadlines import move_on_after
 from fetcher.net.tracing import trace
 from fetcher.settings import DEFAULT_LIMITS, Limits
 from schemes.nntp.responses import (
@@ -279,7 +279,7 @@ class NntpSession:
         if self.connection.closed:
             return
         if self.healthy:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+            with aio.cancel_scope(shield=True), move_on_after(1):
                 try:
                     await self.connection.send_line("QUIT")
                     line = await self.read_line()
