@@ -63,7 +63,7 @@ def run(function: Callable[..., Awaitable[T]], *args: object) -> T:
 
     The loop is trio's: fetcher's own runs (the command, the blocking
     calls of `fetcher.sync`, a cluster worker) are on trio; a library
-    caller on asyncio runs fetcher in its own loop instead.
+    caller on asyncio awaits fetcher in its own loop instead.
     """
     import trio
 
@@ -129,12 +129,12 @@ async def run_sync(
         import trio
 
         return await trio.to_thread.run_sync(
-            function, *args, abandon_on_cancel=abandon_on_cancel, limiter=cast(Any, limiter)
+            function, *args, abandon_on_cancel=abandon_on_cancel, limiter=limiter  # type: ignore[arg-type]
         )
     import anyio.to_thread
 
     return await anyio.to_thread.run_sync(
-        function, *args, abandon_on_cancel=abandon_on_cancel, limiter=cast(Any, limiter)
+        function, *args, abandon_on_cancel=abandon_on_cancel, limiter=limiter  # type: ignore[arg-type]
     )
 
 
