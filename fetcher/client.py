@@ -32,7 +32,8 @@ from fetcher.handler.notes import NO_NOTES, Request, RequestNotes
 from fetcher.handler.session import Origin
 from fetcher.handler.session import Session as Session
 from fetcher.net import aio
-from fetcher.net.connection import Budget, Connection, current_budget
+from fetcher.net.budget import Budget, current_budget
+from fetcher.net.connection import Connection
 from fetcher.net.pool import Pool
 from fetcher.registry import get_handler, hooks
 from fetcher.resource import Resource
@@ -167,7 +168,7 @@ class Client:
         return resource
 
     def budget(self, url: URL) -> Budget:
-        """The time rules for one URL (see `fetcher.net.connection.Budget`)."""
+        """The time rules for one URL (see `fetcher.net.budget.Budget`)."""
         speed = self.settings.speed_limit
         if speed is None:
             speed = BULK_SPEED_LIMIT if in_bulk_run() else 0

@@ -1,7 +1,7 @@
 """The guard of RFC 1738 §6: refuse dangerous ports and line injection.
 
 `check(url, policy)` runs before any name lookup or socket; `check_port` runs
-again inside `fetcher.net.connection` for every derived connection (FTP data ports,
+again inside `fetcher.net.connect` for every derived connection (FTP data ports,
 redirects, Prospero resolutions).  Nothing here does I/O.
 """
 

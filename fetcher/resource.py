@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkabl
 
 from fetcher.errors import ProtocolError, TooLarge
 from fetcher.net import aio
-from fetcher.net.connection import Budget, current_budget
+from fetcher.net.budget import Budget, current_budget
 from fetcher.url import URL
 
 if TYPE_CHECKING:

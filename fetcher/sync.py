@@ -1,6 +1,6 @@
 """Blocking calls for scripts and notebooks: `fetch_sync`, `download_sync`, `fetch_all_sync`.
 
-Each call runs its own trio event loop (`trio.run`) for the duration of the
+Each call runs its own trio event loop (`aio.run`) for the duration of the
 call.  In a thread with no event loop running (a plain script, a worker
 thread) that loop runs right there.  Inside a running trio or asyncio loop
 (a Jupyter or IPython cell, an async framework's callback) it runs on a
@@ -19,69 +19,54 @@ from __future__ import annotations
 
 import contextvars
 import os
-import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
 
-import trio
-
 from fetcher.client import Client, Fetched, Outcome
 from fetcher.disk.writer import Download
+from fetcher.net import aio
+from fetcher.net.threads import Token, running_loop
 from fetcher.settings import Settings, SettingsOverrides
 from fetcher.url import URL
 
 T = TypeVar("T")
 
 
-def running_loop() -> str | None:
-    """The name of the event loop running in this thread ("trio", "asyncio"), or None."""
-    if trio.lowlevel.in_trio_run():
-        return "trio"
-    asyncio = sys.modules.get("asyncio")  # never imported: no asyncio loop can be running
-    if asyncio is not None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return None
-        return "asyncio"
-    return None
-
-
 def _run(
     name: str, function: Callable[[Client], Awaitable[T]], settings: Settings | None, overrides: SettingsOverrides
 ) -> T:
     client = Client(settings, **overrides)  # a wrong setting fails here, in the caller's thread
-    running: list[tuple[trio.CancelScope, trio.lowlevel.TrioToken]] = []
+    running: list[tuple[aio.Scope, Token]] = []
 
     async def main() -> T:
-        with trio.CancelScope() as scope:
-            running.append((scope, trio.lowlevel.current_trio_token()))
+        with aio.cancel_scope() as scope:
+            running.append((scope, Token()))
             async with client:
                 return await function(client)
         raise KeyboardInterrupt  # cancelled by the waiting thread: the user interrupted the call
 
     if running_loop() is None:
-        return trio.run(main)
+        return aio.run(main)
     return _on_worker_thread(name, main, running)
 
 
 def _on_worker_thread(
-    name: str, main: Callable[[], Awaitable[T]], running: list[tuple[trio.CancelScope, trio.lowlevel.TrioToken]]
+    name: str, main: Callable[[], Awaitable[T]], running: list[tuple[aio.Scope, Token]]
 ) -> T:
-    """`trio.run(main)` on a thread of its own, waited for here: this thread's loop is running (a
+    """`aio.run(main)` on a thread of its own, waited for here: this thread's loop is running (a
     notebook cell), and a second loop cannot run in the same thread.
 
     Ctrl-C (a notebook's "interrupt") arrives in this thread: the transfer is
-    cancelled on the worker (through its trio token: cancel scopes are not
+    cancelled on the worker (through its loop's `Token`: cancel scopes are not
     thread-safe), and the KeyboardInterrupt goes on from here.
     """
     outcome: list[tuple[bool, Any]] = []
 
     def work() -> None:
         try:
-            outcome.append((True, trio.run(main)))
+            outcome.append((True, aio.run(main)))
         except BaseException as error:  # handed to the waiting thread, which raises it
             outcome.append((False, error))
 
@@ -95,10 +80,7 @@ def _on_worker_thread(
             worker.join(0.01)
         if running:
             scope, token = running[0]
-            try:
-                token.run_sync_soon(scope.cancel)  # thread-safe, and allowed from inside another trio run
-            except trio.RunFinishedError:
-                pass
+            token.call_soon(scope.cancel)  # thread-safe, and allowed from inside another trio run
         worker.join()
         raise
     ok, value = outcome[0]

@@ -359,7 +359,7 @@ def no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
     async def refuse_async(*args: object, **kwargs: object) -> None:
         raise AssertionError(f"a connection was attempted: {args!r}")
 
-    monkeypatch.setattr(anyio, "connect_tcp", refuse_async)  # what fetcher.net.connection dials with
+    monkeypatch.setattr(anyio, "connect_tcp", refuse_async)  # what fetcher.net.connect dials with
     monkeypatch.setattr(anyio, "getaddrinfo", refuse_async)
     monkeypatch.setattr(trio, "open_tcp_stream", refuse_async)
     monkeypatch.setattr(trio.socket, "getaddrinfo", refuse_async)

@@ -14,7 +14,7 @@ import anyio.abc
 import pytest
 import trio
 
-import fetcher.net.connection
+import fetcher.net.connect
 from fetcher import Client
 from fetcher.errors import (
     AuthError,
@@ -367,13 +367,13 @@ async def test_dangerous_redirects_are_refused_without_connecting(
 ) -> None:
     server.routes["/evil"] = redirect(location)
     attempts: list[tuple[str, int]] = []
-    real = fetcher.net.connection.dial
+    real = fetcher.net.connect.dial
 
     async def recording(host: str, port: int, **options: float) -> tuple[anyio.abc.SocketStream, socket.socket | None]:
         attempts.append((host, port))
         return await real(host, port, **options)
 
-    monkeypatch.setattr(fetcher.net.connection, "dial", recording)  # what open_connection dials with
+    monkeypatch.setattr(fetcher.net.connect, "dial", recording)  # what open_connection dials with
     async with Client() as client:
         with pytest.raises(UnsafeURL):
             await client.fetch(server.url("/evil"))

@@ -1,4 +1,4 @@
-"""fetcher.net.connection on trio: IP addresses dialled without anyio's resolver, reads and sends on the plain socket.
+"""fetcher.net on trio: IP addresses dialled without anyio's resolver, reads and sends on the plain socket.
 
 The direct paths (issue 17) must keep every rule of the stream path:
 refused connections, --timeout of silence on reads and on sends, a
@@ -14,9 +14,10 @@ import anyio
 import pytest
 import trio
 
-import fetcher.net.connection
+import fetcher.net.connect
+import fetcher.net.stream
 from fetcher.errors import ConnectError, Timeout
-from fetcher.net.connection import open_connection
+from fetcher.net.connect import open_connection
 
 
 @pytest.fixture
@@ -106,7 +107,7 @@ async def test_a_server_that_stops_reading_times_the_send_out(listener: socket.s
 
 
 async def test_dial_gives_the_plain_socket_of_an_address(listener: socket.socket) -> None:
-    stream, sock = await fetcher.net.connection.dial("127.0.0.1", _port(listener))
+    stream, sock = await fetcher.net.connect.dial("127.0.0.1", _port(listener))
     assert sock is not None
     try:
         assert stream is None  # no anyio stream until one is asked for (Connection.byte_stream)
@@ -146,21 +147,21 @@ async def test_a_reply_that_comes_while_other_tasks_run_is_read_without_a_wait(
     connection = await open_connection("127.0.0.1", _port(listener), scheme="gopher")
     peer, _ = listener.accept()
     waits: list[int] = []
-    real = fetcher.net.connection.Connection._receive_raw
+    real = fetcher.net.stream.Stream._receive_raw
 
-    async def counted(self: fetcher.net.connection.Connection, *args: object) -> bytes | None:
+    async def counted(self: fetcher.net.stream.Stream, *args: object) -> bytes | None:
         waits.append(1)
         return await real(self, *args)  # type: ignore[arg-type]
 
     async def others_run_and_the_server_answers() -> None:
         peer.sendall(b"the reply")
 
-    monkeypatch.setattr(fetcher.net.connection.Connection, "_receive_raw", counted)
-    net_module = fetcher.net.connection
-    monkeypatch.setattr(net_module, "_direct_left", net_module.DIRECT_RUN)  # a direct read is due
+    monkeypatch.setattr(fetcher.net.stream.Stream, "_receive_raw", counted)
+    stream = fetcher.net.stream
+    monkeypatch.setattr(stream, "_direct_left", stream.DIRECT_RUN)  # a direct read is due
     try:
         with monkeypatch.context() as patched:
-            patched.setattr(fetcher.net.connection, "_scheduling_point", others_run_and_the_server_answers)
+            patched.setattr(stream, "_scheduling_point", others_run_and_the_server_answers)
             assert await connection.receive_some() == b"the reply"
         assert waits == []
         # Nothing there even then: the read waits, under its timeouts, as before.

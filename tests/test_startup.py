@@ -288,7 +288,7 @@ def test_lazy_patterns_compile_once_then_are_plain_attributes() -> None:
 
 
 def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:
-    # Control and data connections to an address are trio's own sockets (fetcher.net.connection.dial).
+    # Control and data connections to an address are trio's own sockets (fetcher.net.connect.dial).
     from tests.servers.prospero import ftp_server
 
     root = tmp_path / "root"

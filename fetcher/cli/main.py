@@ -256,9 +256,8 @@ def _print_text(text: str) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    import trio
-
     from fetcher.errors import FetchError, UsageError
+    from fetcher.net import aio
 
     if _own_process and not gc.isenabled():
         # Start-up's objects stay out of the collector's way (a permanent generation), and it is back on.
@@ -279,10 +278,10 @@ def _main(args: argparse.Namespace) -> int:
 
                     args.jobs, args.per_host = fit_jobs(args.jobs, args.per_host)
 
-                return trio.run(run_bulk, args, settings_from_args(args))
+                return aio.run(run_bulk, args, settings_from_args(args))
             if args.output and len(args.urls) > 1:
                 raise UsageError("-o names one file; give one URL, or use -d DIR for many")
-            return trio.run(_run_urls, args)
+            return aio.run(_run_urls, args)
     except KeyboardInterrupt:
         sys.stderr.write("fetch: interrupted\n")
         return 130

@@ -19,9 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-import trio
-
 from fetcher.bulk.batch import Outcomes, _as_async, _at_hand, host_key, outcomes_while
 from fetcher.client import Outcome
 from fetcher.cluster import scheduler
@@ -35,6 +32,7 @@ from fetcher.cluster.worker import run_batch_packed
 from fetcher.errors import FetchError, UsageError
 from fetcher.handler.notes import Request, split_request
 from fetcher.net import aio
+from fetcher.net.threads import Token, unwatch_io_waits, watch_io_waits
 from fetcher.settings import Settings
 from fetcher.url import URL, parse_url
 
@@ -170,24 +168,24 @@ class _ClusterRun:
         self.dask: Any = None
         self.close_cluster: Callable[[bool], None] | None = None
         self.slots = 0
-        # anyio's stream, as batch.Outcomes reads it (EndOfStream ends the loop).
-        self.send, self.receive = anyio.create_memory_object_stream[Outcome](math.inf)
-        self.done_send, self.done_receive = trio.open_memory_channel[tuple[list[Item], Any]](math.inf)
-        self.token = trio.lowlevel.current_trio_token()
+        # The channel batch.Outcomes reads (its end ends the loop).
+        self.send, self.receive = aio.memory_channel(math.inf)
+        self.done_send, self.done_receive = aio.memory_channel(math.inf)
+        self.token = Token()
         self.shards = Shards(options.host_chunk)
         self.inflight: dict[Any, list[Item]] = {}
         #: Batches not yet over on their worker (their hosts leased); `inflight` also holds
         #: those whose outcomes are coming.
         self.running: set[Any] = set()
         self.waiting: dict[int, Item] = {}
-        self.fed = trio.Event()
-        self.wake = trio.Event()
+        self.fed = aio.event()
+        self.wake = aio.event()
         self.stopped: list[Outcome] | None = None
         self.gate = ForkGate()
 
     def open_gate(self) -> None:
         """Forks of a local cluster's workers wait for this trio thread's steps to end (`forkgate`)."""
-        trio.lowlevel.add_instrument(self.gate)
+        watch_io_waits(self.gate)
         GATES.add(self.gate)
 
     def start(self, nursery: aio.Nursery) -> None:
@@ -197,8 +195,8 @@ class _ClusterRun:
 
     async def connect(self, cluster: str | Any) -> None:
         """Reach or start the cluster (in a thread: it takes seconds), then send the batches ready by then."""
-        self.dask, self.close_cluster = await trio.to_thread.run_sync(scheduler.connect, cluster)
-        self.slots = await trio.to_thread.run_sync(scheduler.slots, self.dask)
+        self.dask, self.close_cluster = await aio.run_sync(scheduler.connect, cluster)
+        self.slots = await aio.run_sync(scheduler.slots, self.dask)
         self.pump()
         self.wake.set()
 
@@ -223,17 +221,13 @@ class _ClusterRun:
         # Dask calls this in a thread of its own once the batch is over on its worker:
         # its hosts are free again at once (their next batches leave while this one's
         # outcomes travel back), then the outcomes go to the trio loop.
+        if not self.token.call_soon(self.release, future, items):
+            return  # the run is over
         try:
-            self.token.run_sync_soon(self.release, future, items)
             value: Any = pickle.loads(future.result())  # (in this thread, not in the trio loop)
-        except trio.RunFinishedError:
-            return
         except BaseException as error:
             value = error
-        try:
-            self.token.run_sync_soon(self.hand_over, (items, value))
-        except trio.RunFinishedError:
-            pass
+        self.token.call_soon(self.hand_over, (items, value))
 
     def release(self, future: Any, items: list[Item]) -> None:
         # In the trio loop: the batch ran to its end (or failed); nothing of its hosts runs any more.
@@ -246,7 +240,7 @@ class _ClusterRun:
         # In the trio loop; the run may be over (Ctrl-C) with batches still coming back.
         try:
             self.done_send.send_nowait(done)
-        except trio.ClosedResourceError:
+        except aio.channel_closed():
             pass
 
     def idle(self) -> None:
@@ -280,7 +274,7 @@ class _ClusterRun:
                 # A window of -i comes at once: named in one go, it would keep the batches
                 # that come back from freeing their hosts, and a fork of a worker waiting
                 # (forkgate), until its end.
-                await trio.lowlevel.checkpoint()
+                await aio.checkpoint()
         self.fed.set()
         self.pump()
         self.wake.set()
@@ -288,7 +282,7 @@ class _ClusterRun:
     async def trickle(self) -> None:
         # URLs that arrive slowly (found by -r) go out without waiting for FEED_BATCH more.
         while not self.fed.is_set():
-            await trio.sleep(TRICKLE)
+            await aio.sleep(TRICKLE)
             self.pump()
 
     async def collect(self) -> None:
@@ -299,7 +293,7 @@ class _ClusterRun:
                     return
                 if not self.inflight:
                     await self.wake.wait()
-                    self.wake = trio.Event()
+                    self.wake = aio.event()
                     continue
                 items, value = await self.done_receive.receive()
                 for future in [f for f, its in self.inflight.items() if its is items]:
@@ -312,24 +306,24 @@ class _ClusterRun:
     async def close(self) -> None:
         """Stop what still runs, keep what cut-short batches completed, and clear the run's traces."""
         self.done_send.close()
-        with trio.CancelScope(shield=True):
+        with aio.cancel_scope(shield=True):
             busy = bool(self.inflight)
             if busy:
-                await trio.to_thread.run_sync(self.dask.cancel, list(self.inflight))
+                await aio.run_sync(self.dask.cancel, list(self.inflight))
             if self.close_cluster is not None:
-                await trio.to_thread.run_sync(self.close_cluster, busy)
+                await aio.run_sync(self.close_cluster, busy)
             journal_root = self.packer.journal_root
             if busy and journal_root is not None and self.stopped is not None:
                 # The workers are stopped: what their journals list is complete and stays, as in a local run.
                 batches = [items for items in self.inflight.values() if items]
-                self.stopped += await trio.to_thread.run_sync(journaled, journal_root, self.options.run_id, batches,
-                                                              self.waiting, self.options.output is None)  # fmt: skip
+                self.stopped += await aio.run_sync(journaled, journal_root, self.options.run_id, batches,
+                                                   self.waiting, self.options.output is None)  # fmt: skip
             GATES.discard(self.gate)
-            trio.lowlevel.remove_instrument(self.gate)
+            unwatch_io_waits(self.gate)
             if journal_root is not None:
-                await trio.to_thread.run_sync(remove_tree, journal_root)
+                await aio.run_sync(remove_tree, journal_root)
             archive = self.options.archive
             if archive is not None:
                 if archive.cdx:  # what was archived is indexed, an interrupted run's too
-                    await trio.to_thread.run_sync(write_index, archive)
-                await trio.to_thread.run_sync(remove_tree, archive.staging)
+                    await aio.run_sync(write_index, archive)
+                await aio.run_sync(remove_tree, archive.staging)

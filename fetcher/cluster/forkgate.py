@@ -13,15 +13,14 @@ import os
 import threading
 import weakref
 
-import trio
 
-
-class ForkGate(trio.abc.Instrument):  # type: ignore[misc]
+class ForkGate:
     """Forks from other threads (a local cluster's workers) wait until the trio thread waits for I/O.
 
     Between its steps, waiting for I/O, the trio thread holds no lock; a
     fork waits for such a moment (at most one step of a task) and the trio
-    thread does not start the next step until the fork is done.
+    thread does not start the next step until the fork is done.  The loop
+    calls `before_io_wait` and `after_io_wait` (`fetcher.net.threads.watch_io_waits`).
     """
 
     def __init__(self) -> None:

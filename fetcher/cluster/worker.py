@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import trio
-
 from fetcher.client import Client, Outcome
 from fetcher.cluster.output import Journal, filesystem, journaled_download, parallel_uploads, upload
 from fetcher.disk.writer import Download
 from fetcher.errors import FetchError, OutputError
 from fetcher.handler.notes import Request, RequestNotes
+from fetcher.net import aio
+from fetcher.net.threads import Token
 from fetcher.settings import Settings
 from fetcher.url import URL, parse_url
 
@@ -123,7 +123,7 @@ def run_batch(task: BatchTask) -> list[Shipped]:
     from fetcher.cluster.archive import BatchArchive
 
     with BatchArchive(task.warc, task.batch_id) as archive:
-        return trio.run(_run_batch, task, archive, None)
+        return aio.run(_run_batch, task, archive, None)
 
 
 def run_batch_packed(task: BatchTask) -> bytes:
@@ -150,7 +150,7 @@ class Runner:
     """This process's trio loop, in a daemon thread, and the Clients its batches share.
 
     Dask calls `run` in its own worker thread, which waits there while the
-    batch runs in the loop (`trio.from_thread`).  Batches of one run with
+    batch runs in the loop (`Token.run`).  Batches of one run with
     equal settings share a Client; a Client unused for its `idle_timeout`
     is closed, and `close` (the worker's teardown) closes them all and
     ends the loop.
@@ -162,16 +162,16 @@ class Runner:
     def __init__(self) -> None:
         self.pid = os.getpid()
         self.kept: list[_Kept] = []
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._stop: trio.Event | None = None
+        self._token: Token | None = None
+        self._stop: aio.Event | None = None
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
         self._lock = threading.Lock()
 
-    def _start(self) -> trio.lowlevel.TrioToken:
+    def _start(self) -> Token:
         with self._lock:
             if self._thread is None:
-                self._thread = threading.Thread(target=trio.run, args=(self._main,), name="fetcher-runner",
+                self._thread = threading.Thread(target=aio.run, args=(self._main,), name="fetcher-runner",
                                                 daemon=True)  # fmt: skip
                 self._thread.start()
         self._started.wait()
@@ -179,10 +179,10 @@ class Runner:
         return self._token
 
     async def _main(self) -> None:
-        self._token = trio.lowlevel.current_trio_token()
-        self._stop = trio.Event()
+        self._token = Token()
+        self._stop = aio.event()
         self._started.set()
-        async with trio.open_nursery() as nursery:
+        async with aio.open_nursery() as nursery:
             nursery.start_soon(self._sweep)
             await self._stop.wait()
             nursery.cancel_scope.cancel()
@@ -192,8 +192,8 @@ class Runner:
 
     async def _sweep(self) -> None:
         while True:
-            await trio.sleep(self.SWEEP)
-            now = trio.current_time()
+            await aio.sleep(self.SWEEP)
+            now = aio.current_time()
             for kept in list(self.kept):
                 if not kept.users and now - kept.used > kept.settings.idle_timeout:
                     self.kept.remove(kept)
@@ -201,7 +201,7 @@ class Runner:
 
     def run(self, task: BatchTask) -> list[Shipped]:
         """Run `task` in the loop; blocks the calling (Dask) thread until the batch is done."""
-        return trio.from_thread.run(self._batch, task, trio_token=self._start())
+        return self._start().run(self._batch, task)
 
     async def _batch(self, task: BatchTask) -> list[Shipped]:
         kept = next((k for k in self.kept if k.run_id == task.run_id and k.settings == task.settings), None)
@@ -213,15 +213,13 @@ class Runner:
             return await _run_batch(task, None, kept.client)
         finally:
             kept.users -= 1
-            kept.used = trio.current_time()
+            kept.used = aio.current_time()
 
     def close(self) -> None:
         """Close every Client and end the loop (a worker's teardown; blocking)."""
         if self._thread is None or self._token is None or self._stop is None:
             return
-        try:
-            self._token.run_sync_soon(self._stop.set)
-        except trio.RunFinishedError:
+        if not self._token.call_soon(self._stop.set):
             return
         self._thread.join(10)
 
@@ -276,7 +274,7 @@ async def _run_batch(task: BatchTask, archive: Any, client: Client | None) -> li
             paths[key] = Path(path)
     if archive is not None:
         # What an earlier run of this batch archived, less the URLs fetched again now.
-        await trio.to_thread.run_sync(archive.salvage, todo)
+        await aio.run_sync(archive.salvage, todo)
     if not todo:
         return shipped
 
@@ -309,7 +307,7 @@ async def _run_batch(task: BatchTask, archive: Any, client: Client | None) -> li
             journal.add(journal_entry(outcome, done))
         return done
 
-    async def deliver(outcome: Outcome, limiter: trio.CapacityLimiter) -> None:
+    async def deliver(outcome: Outcome, limiter: aio.Limiter) -> None:
         # An fsspec output: the staged file goes up, then its staged copy goes.
         staged = outcome.result
         assert isinstance(staged, Download)
@@ -317,7 +315,7 @@ async def _run_batch(task: BatchTask, archive: Any, client: Client | None) -> li
         result: Download | None = None
         error: FetchError | None = None
         try:
-            result = await trio.to_thread.run_sync(put, outcome, staged, target, limiter=limiter)
+            result = await aio.run_sync(put, outcome, staged, target, limiter=limiter)
         except Exception as failure:  # any file system's error: the URL fails, the batch goes on
             error = OutputError(f"cannot write {target}: {failure}", hint="check the output URL and its credentials")
         finally:
@@ -345,8 +343,8 @@ async def _fetch(task: BatchTask, kept: Client | None, todo: list[str], destinat
     staged = uploads_at_once > 0
     notes = task.notes or {}
     requests: list[Request] = [(text, notes[text]) if text in notes else text for text in todo]
-    async with Client(task.settings) if kept is None else nullcontext(kept) as client, trio.open_nursery() as uploads:
-        limiter = trio.CapacityLimiter(max(1, uploads_at_once))
+    async with Client(task.settings) if kept is None else nullcontext(kept) as client, aio.open_nursery() as uploads:
+        limiter = aio.capacity_limiter(max(1, uploads_at_once))
         async with client.fetch_all(
             requests, jobs=task.jobs, per_host=task.per_host, destination=destination, resume=task.resume,
             retries=task.retries,

@@ -10,8 +10,11 @@ What it finds here:
 * one retrieval: `Session` (settings, guarded `connect`, pool, credentials,
   `follow`), and `SessionHost`, what a Session reaches of the client;
 * what a retrieval returns: `Resource`, `Entry`, `Advisory`, `Closer`;
-* dialing and time: `Connection`, `current_budget`, `trace`, and `aio`, the
-  network layer's calls for task groups, scopes and checkpoints;
+* dialing and time: `Connection`, `current_budget`, `trace`, deadlines
+  (`fail_after`, `move_on_after`, `move_on_at`, `TooSlow`), a guarded UDP
+  endpoint (`open_udp`, `Endpoint`, `Address`), a terminal's bytes for telnet
+  (`open_relay`, `InputReader`, `running_loop`), and `aio`, the network
+  layer's calls for task groups, scopes and checkpoints;
 * the guard: `guard` itself, `Policy`, `DEFAULT_POLICY`, `check_port`, `check_headers`;
 * caps and types: `Limits`, `DEFAULT_LIMITS`, `guess_type`;
 * the run it is in: `in_bulk_run`, the archive tap (`current_tap`, its type `Tap`);
@@ -66,8 +69,18 @@ _EXPORTS = {
     "Closer": "fetcher.resource:Closer",
     "check_length": "fetcher.resource:check_length",
     "Connection": "fetcher.net.connection:Connection",
-    "current_budget": "fetcher.net.connection:current_budget",
-    "trace": "fetcher.net.connection:trace",
+    "current_budget": "fetcher.net.budget:current_budget",
+    "trace": "fetcher.net.tracing:trace",
+    "fail_after": "fetcher.net.deadlines:fail_after",
+    "move_on_after": "fetcher.net.deadlines:move_on_after",
+    "move_on_at": "fetcher.net.deadlines:move_on_at",
+    "TooSlow": "fetcher.net.deadlines:TooSlow",
+    "open_udp": "fetcher.net.udp:open_udp",
+    "Address": "fetcher.net.udp:Address",
+    "Endpoint": "fetcher.net.udp:Endpoint",
+    "open_relay": "fetcher.net.relay:open_relay",
+    "InputReader": "fetcher.net.stdio:InputReader",
+    "running_loop": "fetcher.net.threads:running_loop",
     "aio": "fetcher.net.aio",
     "guard": "fetcher.guard",
     "Policy": "fetcher.guard:Policy",
@@ -116,9 +129,19 @@ if TYPE_CHECKING:
     from fetcher.handler.validators import valid_tag as valid_tag
     from fetcher.mime import guess_type as guess_type
     from fetcher.net import aio as aio
+    from fetcher.net.budget import current_budget as current_budget
     from fetcher.net.connection import Connection as Connection
-    from fetcher.net.connection import current_budget as current_budget
-    from fetcher.net.connection import trace as trace
+    from fetcher.net.deadlines import TooSlow as TooSlow
+    from fetcher.net.deadlines import fail_after as fail_after
+    from fetcher.net.deadlines import move_on_after as move_on_after
+    from fetcher.net.deadlines import move_on_at as move_on_at
+    from fetcher.net.relay import open_relay as open_relay
+    from fetcher.net.stdio import InputReader as InputReader
+    from fetcher.net.threads import running_loop as running_loop
+    from fetcher.net.tracing import trace as trace
+    from fetcher.net.udp import Address as Address
+    from fetcher.net.udp import Endpoint as Endpoint
+    from fetcher.net.udp import open_udp as open_udp
     from fetcher.resource import Advisory as Advisory
     from fetcher.resource import Closer as Closer
     from fetcher.resource import Entry as Entry

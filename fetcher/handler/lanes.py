@@ -178,7 +178,7 @@ async def run_sequential(work: LaneWork) -> None:
     per-host acquisition, a budget scope and retry frame, and `save`'s
     thread hops, per URL.  Failures are retried on the task path, as there.
     """
-    from fetcher.net.connection import current_budget
+    from fetcher.net.budget import current_budget
 
     client = work.client
     while items := (work.take(SEQUENTIAL_BATCH) or await work.wait(SEQUENTIAL_BATCH)):

@@ -15,13 +15,15 @@ from fetcher import guard
 from fetcher.errors import ProtocolError
 from fetcher.handler.notes import NO_NOTES, RequestNotes
 from fetcher.net import aio
-from fetcher.net.connection import Connection, open_connection, trace
+from fetcher.net.connect import open_connection
+from fetcher.net.connection import Connection
+from fetcher.net.tracing import trace
 from fetcher.url import URL, parse_url
 
 if TYPE_CHECKING:
     from fetcher.archive import tap
     from fetcher.handler.validators import Validators
-    from fetcher.net.connection import Budget
+    from fetcher.net.budget import Budget
     from fetcher.net.pool import Pool
     from fetcher.resource import Resource
     from fetcher.settings import Settings

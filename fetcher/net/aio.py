@@ -14,6 +14,11 @@ semaphores, events, memory channels) come from here too, trio's own on trio:
 anyio's task groups and memory streams import anyio's core and its trio
 backend, 11-12 ms of a bulk run's start-up.  Code that needs anyio's own
 classes (sockets, TLS streams) keeps using anyio.
+
+This is the one place that chooses the event loop: `run` starts the loop
+fetcher runs itself (trio's: the command, the blocking calls, a cluster
+worker), and every call below takes the running one's.  Nothing outside
+`fetcher.net` imports trio, anyio or sniffio.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, cast
@@ -51,6 +56,18 @@ class Scope(Protocol):
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
     ) -> bool | None: ...
+
+
+def run(function: Callable[..., Awaitable[T]], *args: object) -> T:
+    """`function(*args)` in a new event loop in this thread, to its end: its result, or what it raised.
+
+    The loop is trio's: fetcher's own runs (the command, the blocking
+    calls of `fetcher.sync`, a cluster worker) are on trio; a library
+    caller on asyncio awaits fetcher in its own loop instead.
+    """
+    import trio
+
+    return trio.run(function, *args)
 
 
 def on_trio() -> bool:
@@ -100,15 +117,42 @@ async def sleep(seconds: float) -> None:
     await anyio.sleep(seconds)
 
 
-async def run_sync(function: Callable[..., T], *args: object, abandon_on_cancel: bool = False) -> T:
-    """`function(*args)` in a worker thread (not abandoned when cancelled unless asked, as anyio's default)."""
+async def run_sync(
+    function: Callable[..., T], *args: object, abandon_on_cancel: bool = False, limiter: Limiter | None = None
+) -> T:
+    """`function(*args)` in a worker thread (not abandoned when cancelled unless asked, as anyio's default).
+
+    `limiter` (`capacity_limiter`) bounds how many such threads run at once;
+    by default the library's own limit applies.
+    """
     if on_trio():
         import trio
 
-        return await trio.to_thread.run_sync(function, *args, abandon_on_cancel=abandon_on_cancel)
+        return await trio.to_thread.run_sync(
+            function, *args, abandon_on_cancel=abandon_on_cancel, limiter=limiter  # type: ignore[arg-type]
+        )
     import anyio.to_thread
 
-    return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=abandon_on_cancel)
+    return await anyio.to_thread.run_sync(
+        function, *args, abandon_on_cancel=abandon_on_cancel, limiter=limiter  # type: ignore[arg-type]
+    )
+
+
+class Limiter(Protocol):
+    """A capacity limiter (trio's or anyio's): how many worker threads may run at once."""
+
+    @property
+    def total_tokens(self) -> float: ...
+
+
+def capacity_limiter(total: int) -> Limiter:
+    if on_trio():
+        import trio
+
+        return cast(Limiter, trio.CapacityLimiter(total))
+    import anyio
+
+    return cast(Limiter, anyio.CapacityLimiter(total))
 
 
 async def wait_readable(sock: socket.socket) -> None:
@@ -120,6 +164,18 @@ async def wait_readable(sock: socket.socket) -> None:
     import anyio
 
     await anyio.wait_readable(sock)
+
+
+async def wait_writable(target: socket.socket | int) -> None:
+    """Wait until a socket or a file descriptor (a pipe, a terminal) takes bytes without blocking."""
+    if on_trio():
+        import trio
+
+        await trio.lowlevel.wait_writable(target)
+        return
+    import anyio
+
+    await anyio.wait_writable(target)
 
 
 async def recv_into(sock: socket.socket, view: memoryview) -> int:
@@ -343,6 +399,11 @@ def would_block() -> tuple[type[BaseException], ...]:
 def channel_ended() -> tuple[type[BaseException], ...]:
     """What `receive` raises once nothing more can come: every sender closed, or this end closed."""
     return _loaded("EndOfChannel", "EndOfStream") + _loaded("ClosedResourceError", "ClosedResourceError")
+
+
+def channel_closed() -> tuple[type[BaseException], ...]:
+    """What a send raises on a channel end closed here (`close`): the run that read it is over."""
+    return _loaded("ClosedResourceError", "ClosedResourceError")
 
 
 def is_receive_channel(value: object) -> bool:

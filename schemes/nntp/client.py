@@ -10,10 +10,8 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Container
 
-import anyio
-
 from fetcher.errors import AuthError, ProtocolError, UsageError
-from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, trace
+from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, aio, move_on_after, trace
 from schemes.nntp.responses import (
     BlockLimit,
     BodyDecoder,
@@ -277,7 +275,7 @@ class NntpSession:
         if self.connection.closed:
             return
         if self.healthy:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+            with aio.cancel_scope(shield=True), move_on_after(1):
                 try:
                     await self.connection.send_line("QUIT")
                     line = await self.read_line()

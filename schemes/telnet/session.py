@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import math
 import os
 import signal
-import stat
 import sys
 import termios
 import tty
@@ -32,11 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-import anyio
-import trio
-
 from fetcher.errors import FetchError, Interrupted, ProtocolError, Timeout, UsageError
-from fetcher.handler import Connection, Session
+from fetcher.handler import Connection, InputReader, Session, TooSlow, aio, fail_after, open_relay, running_loop
 from fetcher.text import escape
 from fetcher.url import TelnetURL
 from schemes.telnet.protocol import NAWS, TelnetProtocol
@@ -97,62 +92,6 @@ def open_terminal(fd: int) -> Iterator[Terminal]:
         terminal.restore()
 
 
-class Keyboard:
-    """Asynchronous reads of the input fd.
-
-    A pipe, a socket or a terminal is polled with trio's FdStream on a file
-    description of its own (the terminal's device reopened, or the pipe via
-    /proc/self/fd), so that O_NONBLOCK, which FdStream sets, does not leak
-    onto the stdout or stderr that often share stdin's description; where no
-    fresh one can be opened, a dup is used and its flags are put back
-    afterwards.  A regular file or /dev/null cannot be polled; it is read in
-    a worker thread.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self._stream: trio.lowlevel.FdStream | None = None
-        self._restore_flags: tuple[int, int] | None = None
-        mode = os.fstat(fd).st_mode
-        if os.isatty(fd) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-            own = self._reopen(fd)
-            if own is None:
-                own = os.dup(fd)
-                self._restore_flags = (fd, fcntl.fcntl(fd, fcntl.F_GETFL))
-            self._stream = trio.lowlevel.FdStream(own)
-
-    @staticmethod
-    def _reopen(fd: int) -> int | None:
-        candidates = []
-        if os.isatty(fd):
-            with contextlib.suppress(OSError):
-                candidates.append(os.ttyname(fd))
-        candidates.append(f"/proc/self/fd/{fd}")
-        for path in candidates:
-            try:
-                return os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC)
-            except OSError:
-                continue
-        return None
-
-    @property
-    def threaded(self) -> bool:
-        return self._stream is None
-
-    async def receive(self) -> bytes:
-        if self._stream is not None:
-            return bytes(await self._stream.receive_some(4096))
-        return await trio.to_thread.run_sync(os.read, self.fd, 4096, abandon_on_cancel=True)
-
-    async def aclose(self) -> None:
-        if self._stream is not None:
-            await self._stream.aclose()
-        if self._restore_flags is not None:
-            fd, flags = self._restore_flags
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(fd, fcntl.F_SETFL, flags)
-
-
 @contextlib.contextmanager
 def single_error() -> Iterator[None]:
     """Let the nursery's error out as itself (Ctrl-C first, then a FetchError), not as a group.
@@ -184,7 +123,7 @@ async def write_all(fd: int, data: bytes) -> None:
         try:
             written = os.write(fd, view)
         except BlockingIOError:
-            await trio.lowlevel.wait_writable(fd)
+            await aio.wait_writable(fd)
             continue
         except OSError as error:
             if error.errno == errno.EPIPE:
@@ -241,7 +180,7 @@ async def run_interactive(
     connection = await session.connect(url.host, url.port)
     try:
         with open_terminal(stdin_fd) as terminal:
-            keyboard = Keyboard(stdin_fd)
+            keyboard = InputReader(stdin_fd)
             try:
                 result = await relay(
                     connection,
@@ -273,7 +212,7 @@ def require_trio() -> None:
     It is a command-line feature (the CLI always runs on trio); a library
     caller on asyncio gets a clear usage error instead of a crash.
     """
-    if not trio.lowlevel.in_trio_run():
+    if running_loop() != "trio":
         raise UsageError(
             "an interactive telnet session needs trio (it was called under another event loop)",
             hint="run it with the fetch command, or under trio.run(...)",
@@ -283,7 +222,7 @@ def require_trio() -> None:
 async def relay(
     connection: Connection,
     protocol: TelnetProtocol,
-    keyboard: Keyboard,
+    keyboard: InputReader,
     stdout_fd: int,
     *,
     terminal: Terminal | None = None,
@@ -295,25 +234,25 @@ async def relay(
     require_trio()
     log: Callable[..., object] = trace if trace is not None else (lambda *args: None)
     result = SessionResult(reason="closed by server")
-    stream = await connection.byte_stream()  # the session reads and writes as bytes come, past the line reader
-    send_lock = trio.Lock()
+    stream = await open_relay(connection)  # the session reads and writes as bytes come, past the line reader
+    send_lock = aio.Lock()
     # No idle limit on reading while the user may still type; after the input
     # ended, `linger` seconds of silence from the server end the session.
-    reading = trio.CancelScope()
+    reading = aio.cancel_scope()
 
     async def send(data: bytes, what: str) -> None:
         if not data:
             return
         async with send_lock:
             try:
-                with trio.fail_after(send_timeout):
+                with fail_after(send_timeout):
                     await stream.send(data)
-            except trio.TooSlowError:
+            except TooSlow:
                 raise Timeout(
                     f"{connection.host}:{connection.port} accepted nothing for {send_timeout:g} s",
                     hint="the server stopped reading; raise --timeout if it is slow",
                 ) from None
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
+            except OSError as error:
                 raise ProtocolError(
                     f"the telnet connection to {connection.host}:{connection.port} broke while sending: "
                     f"{error.__cause__ or error}"
@@ -326,14 +265,12 @@ async def relay(
         for note in protocol.take_notes():
             log("%s", note)
 
-    async def from_server(cancel: trio.CancelScope) -> None:
+    async def from_server(cancel: aio.Scope) -> None:
         with reading:
             while True:
                 try:
-                    data = bytes(await stream.receive(RECEIVE_SIZE))
-                except anyio.EndOfStream:
-                    data = b""
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
+                    data = await stream.receive(RECEIVE_SIZE)
+                except OSError as error:
                     # A reset at the end of a session is how some servers hang up.
                     log("* connection ended: %s", error.__cause__ or error)
                     break
@@ -341,7 +278,7 @@ async def relay(
                     break
                 result.received += len(data)
                 if reading.deadline != math.inf:
-                    reading.deadline = trio.current_time() + linger
+                    reading.deadline = aio.current_time() + linger
                 shown, reply = protocol.receive(data)
                 trace_notes()
                 await send(reply, "negotiation")
@@ -353,12 +290,12 @@ async def relay(
             result.reason = "input ended"
         cancel.cancel()
 
-    async def from_keyboard(cancel: trio.CancelScope) -> None:
+    async def from_keyboard(cancel: aio.Scope) -> None:
         escape_key = terminal is not None and terminal.is_tty
         while True:
             keys = await keyboard.receive()
             if not keys:
-                reading.deadline = trio.current_time() + linger
+                reading.deadline = aio.current_time() + linger
                 return
             if escape_key and ESCAPE in keys:
                 await send(protocol.send(keys[: keys.index(ESCAPE)]), "data")
@@ -371,7 +308,7 @@ async def relay(
         # A terminal left raw is unusable: end the session (and restore it) on
         # SIGTERM and SIGHUP too, not only on Ctrl-C.
         try:
-            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+            with aio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
                 async for number in signals:
                     raise Interrupted(f"telnet session ended by {signal.Signals(number).name}")
         except RuntimeError:  # not the main thread: the process owner handles signals
@@ -379,7 +316,7 @@ async def relay(
 
     async def on_resize() -> None:
         try:
-            with trio.open_signal_receiver(signal.SIGWINCH) as signals:
+            with aio.open_signal_receiver(signal.SIGWINCH) as signals:
                 async for _ in signals:
                     size = window_size(stdout_fd)
                     if size is not None:
@@ -389,7 +326,7 @@ async def relay(
             return
 
     with single_error():
-        async with trio.open_nursery() as nursery:
+        async with aio.open_nursery() as nursery:
             nursery.start_soon(from_server, nursery.cancel_scope)
             nursery.start_soon(from_keyboard, nursery.cancel_scope)
             if terminal is not None and terminal.is_tty:
