@@ -19,7 +19,7 @@ import time
 import trio
 
 from fetcher.errors import FetchError
-from schemes.prospero import ardp, protocol, transport
+from fetcher.schemes.prospero import ardp, protocol, transport
 from tests.servers.prospero import Faults, Object, serve_prospero
 
 TEXT = b"".join(b"line %05d of the prospero contents, it's quoted\n" % n for n in range(1500))

@@ -430,7 +430,7 @@ def test_file_urls(backend: str, tmp_path: Path) -> None:
 
 
 def test_the_interactive_telnet_session_needs_trio() -> None:
-    from schemes.telnet.session import require_trio
+    from fetcher.schemes.telnet.session import require_trio
 
     async def main() -> None:
         require_trio()

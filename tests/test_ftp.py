@@ -392,7 +392,7 @@ async def test_the_connection_a_bulk_lane_gives_back_serves_the_next_fetch(
     # The lane and the task path pool control connections under one key
     # (schemes/ftp/login.pool_key): what the lane gives back, the next fetch takes.
     from fetcher.handler.lanes import LaneWork
-    from schemes.ftp import lane
+    from fetcher.schemes.ftp import lane
 
     lanes = []
     run_lane = lane.run_lane
@@ -531,7 +531,7 @@ async def test_an_encoded_line_break_is_refused_before_any_connection() -> None:
 
 
 async def test_the_line_writer_refuses_cr_lf_and_nul_again() -> None:
-    from schemes.ftp.control import Control
+    from fetcher.schemes.ftp.control import Control
 
     async with serving(FakeFtpServer(FILES)) as server:
         async with Client() as client:

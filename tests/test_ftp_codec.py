@@ -9,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TransientError
-from fetcher.url import FtpURL, parse_url
-from schemes.ftp.data import AsciiDecoder, HeldEntries, LineBatches, NameParser, listing_entries, parse_names
-from schemes.ftp.replies import (
+from fetcher.schemes.ftp.data import AsciiDecoder, HeldEntries, LineBatches, NameParser, listing_entries, parse_names
+from fetcher.schemes.ftp.replies import (
     BadReply,
     Reply,
     ReplyReader,
@@ -24,6 +23,7 @@ from schemes.ftp.replies import (
     parse_replies,
     parse_size,
 )
+from fetcher.url import FtpURL, parse_url
 
 
 def reply(*lines: str) -> Reply:

@@ -32,11 +32,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
+from fetcher.schemes.ftp.dialects import parse_list_line
+from fetcher.schemes.ftp.listed import Listed
+from fetcher.schemes.ftp.listing import parse_list, parse_mlsd
+from fetcher.schemes.ftp.mlsd import parse_mlsd_line
 from fetcher.url import FtpURL
-from schemes.ftp.dialects import parse_list_line
-from schemes.ftp.listed import Listed
-from schemes.ftp.listing import parse_list, parse_mlsd
-from schemes.ftp.mlsd import parse_mlsd_line
 
 #: When the listings were captured: "Mon DD HH:MM" dates are read relative to it.
 NOW = datetime(2026, 11, 24, 2, 37, tzinfo=UTC)
@@ -500,8 +500,8 @@ def test_fuzz_any_bytes(data: bytes) -> None:
 
 
 def test_entries_are_charged_for_the_memory_they_hold() -> None:
+    from fetcher.schemes.ftp.listing import fact_entries
     from fetcher.url import parse_url
-    from schemes.ftp.listing import fact_entries
 
     url = parse_url("ftp://127.0.0.1/pub/")
     assert isinstance(url, FtpURL)

@@ -17,11 +17,9 @@ from fetcher.errors import (
     UnsafeURL,
     UsageError,
 )
-from fetcher.settings import Limits
-from fetcher.url import GopherURL, parse_url
-from schemes.gopher import ask
-from schemes.gopher.menu import MenuContext, MenuParser, parse_menu
-from schemes.gopher.plus import (
+from fetcher.schemes.gopher import ask
+from fetcher.schemes.gopher.menu import MenuContext, MenuParser, parse_menu
+from fetcher.schemes.gopher.plus import (
     error_for,
     keep_only,
     looks_like_error,
@@ -31,9 +29,11 @@ from schemes.gopher.plus import (
     parse_view,
     wanted_names,
 )
-from schemes.gopher.request import request_bytes
-from schemes.gopher.server_errors import ERROR_PEEK, error_for_message, error_reply, resembles_error
-from schemes.gopher.text import DotTerminated, FinalDot
+from fetcher.schemes.gopher.request import request_bytes
+from fetcher.schemes.gopher.server_errors import ERROR_PEEK, error_for_message, error_reply, resembles_error
+from fetcher.schemes.gopher.text import DotTerminated, FinalDot
+from fetcher.settings import Limits
+from fetcher.url import GopherURL, parse_url
 
 CTX = MenuContext(scheme="gopher", host="h.example", port=70)
 
@@ -507,7 +507,7 @@ _ERROR_TOKENS = st.sampled_from(
 @example(b"i\t\th\t1\r\nError: not here\r\n" + b"z" * 600, False)
 def test_the_quick_error_checks_agree_with_the_line_by_line_ones(data: bytes, complete: bool) -> None:
     """`error_reply` and `resembles_error` decide most replies from their first byte (issue 17); never differently."""
-    from schemes.gopher.server_errors import _error_reply, _resembles_error
+    from fetcher.schemes.gopher.server_errors import _error_reply, _resembles_error
 
     assert error_reply(data) == (_error_reply(data) if len(data) <= ERROR_PEEK else None)
     assert resembles_error(data, complete=complete) == _resembles_error(data, complete=complete)

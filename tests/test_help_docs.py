@@ -336,7 +336,7 @@ def test_help_and_man_import_no_protocol(args: tuple[str, ...]) -> None:
     names = imported(result.stderr)
     assert "fetcher.cli.options" in names
     assert heavy_in(names) == []
-    assert not [name for name in names if name.startswith(("schemes", "trio"))]
+    assert not [name for name in names if name.startswith(("fetcher.schemes", "schemes", "trio"))]
 
 
 @pytest.mark.parametrize("args", [("--help",), ("--help", "nntp"), ("--man",), ("--print-completion", "fish")])

@@ -15,9 +15,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
+from fetcher.schemes.http.fasthead import lean_request, parse_head
+from fetcher.schemes.http.reader import ReplyReader
 from fetcher.settings import Limits
-from schemes.http.fasthead import lean_request, parse_head
-from schemes.http.reader import ReplyReader
 
 NGINX = (
     b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 03:46:35 GMT\r\n"

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from fetcher import Client
 from fetcher.errors import FetchError, LimitExceeded
+from fetcher.schemes.http.fields import Fields
+from fetcher.schemes.http.lane import DEPTH
+from fetcher.schemes.http.reader import STATUS_OVERHEAD, ReplyReader
 from fetcher.settings import Limits
-from schemes.http.fields import Fields
-from schemes.http.lane import DEPTH
-from schemes.http.reader import STATUS_OVERHEAD, ReplyReader
 from tests.servers.http_server import Exchange, HTTPTestServer, Received, gzipped, redirect
 
 
@@ -319,8 +319,8 @@ def test_the_lanes_one_pass_judges_caps_and_fields_as_the_reader_does(
 
 
 async def test_lane_key_admits_plain_urls_of_an_origin_and_nothing_else() -> None:
+    from fetcher.schemes.http.lane import lane_key
     from fetcher.url import parse_url
-    from schemes.http.lane import lane_key
 
     async with Client() as client:
         plain = parse_url("http://127.0.0.1:8080/a/b.bin?x=1")

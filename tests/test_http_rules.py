@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
 from fetcher.net.connection import Connection
+from fetcher.schemes.http import response as rules
+from fetcher.schemes.http.connection import HTTPConnection
+from fetcher.schemes.http.decoding import PIECE, decoder_for
+from fetcher.schemes.http.proxy import bypassed, choose_proxy, parse_proxy
+from fetcher.schemes.http.request import build_connect, build_request, public
 from fetcher.url import HttpURL, join, parse_url
-from schemes.http import response as rules
-from schemes.http.connection import HTTPConnection
-from schemes.http.decoding import PIECE, decoder_for
-from schemes.http.proxy import bypassed, choose_proxy, parse_proxy
-from schemes.http.request import build_connect, build_request, public
 
 
 def http(text: str) -> HttpURL:
@@ -306,7 +306,7 @@ def test_http_date_reads_what_email_utils_reads(when: datetime, wrap: str) -> No
     # The IMF-fixdate fast path and email.utils agree on every date and on near misses (which fall back).
     from email.utils import format_datetime, parsedate_to_datetime
 
-    from schemes.http.response import http_date
+    from fetcher.schemes.http.response import http_date
 
     text = wrap.format(format_datetime(when.replace(microsecond=0, tzinfo=UTC), usegmt=True))
     try:
@@ -320,7 +320,7 @@ def test_http_date_reads_what_email_utils_reads(when: datetime, wrap: str) -> No
 
 @given(st.text(max_size=40))
 def test_http_date_never_raises(text: str) -> None:
-    from schemes.http.response import http_date
+    from fetcher.schemes.http.response import http_date
 
     result = http_date(text)
     assert result is None or result.tzinfo is not None

@@ -18,11 +18,9 @@ from hypothesis import strategies as st
 
 from fetcher.disk.resume import Validators
 from fetcher.errors import AuthError, FetchError, NotFound, ProtocolError, TransientError
-from fetcher.text import escape
-from fetcher.url import HttpURL, parse_url
-from schemes.http.fields import Fields
-from schemes.http.response import ERROR_BODY_LIMIT, RedirectNotFollowed, content_length
-from schemes.http.verdict import (
+from fetcher.schemes.http.fields import Fields
+from fetcher.schemes.http.response import ERROR_BODY_LIMIT, RedirectNotFollowed, content_length
+from fetcher.schemes.http.verdict import (
     Asked,
     Complete,
     Document,
@@ -34,6 +32,8 @@ from schemes.http.verdict import (
     Verdict,
     judge,
 )
+from fetcher.text import escape
+from fetcher.url import HttpURL, parse_url
 
 URL = parse_url("http://user:s3cret@127.0.0.1:8080/dir/doc?x")
 assert isinstance(URL, HttpURL)

@@ -100,9 +100,9 @@ async def test_one_admission_check_keeps_logins_and_traces_off_the_lanes_that_sp
     import logging
 
     from fetcher.handler.lanes import admits, sequential_key
+    from fetcher.schemes.ftp.lane import lane_key as ftp_key
+    from fetcher.schemes.http.lane import lane_key as http_key
     from fetcher.url import parse_url
-    from schemes.ftp.lane import lane_key as ftp_key
-    from schemes.http.lane import lane_key as http_key
 
     http, ftp, gopher = (parse_url(f"{scheme}://127.0.0.1:2121/d/f") for scheme in ("http", "ftp", "gopher"))
     http_login, ftp_login = parse_url("http://u:p@127.0.0.1:2121/f"), parse_url("ftp://u@127.0.0.1:2121/f")

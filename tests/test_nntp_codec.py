@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import AuthError, NotFound, ProtocolError, TransientError, UsageError
-from schemes.nntp.client import parse_server
-from schemes.nntp.overview import (
+from fetcher.schemes.nntp.client import parse_server
+from fetcher.schemes.nntp.overview import (
     article_window,
     decode_words,
     overview_from_headers,
@@ -16,7 +16,7 @@ from schemes.nntp.overview import (
     parse_headers,
     parse_overview,
 )
-from schemes.nntp.responses import (
+from fetcher.schemes.nntp.responses import (
     BadReply,
     BodyDecoder,
     GroupStatus,

@@ -67,10 +67,11 @@ def test_wheel_holds_the_packages_and_metadata(dist: Path) -> None:
         info = next(name for name in names if name.endswith(".dist-info/METADATA"))
         metadata = email.parser.Parser().parsestr(archive.read(info).decode())
     data = info.split("/")[0].replace(".dist-info", ".data")
-    assert {name.split("/")[0] for name in names} == {"fetcher", "schemes", info.split("/")[0], data}
+    # Scheme code is installed as fetcher.schemes: no top-level package with a generic name.
+    assert {name.split("/")[0] for name in names} == {"fetcher", info.split("/")[0], data}
     assert [name for name in names if name.startswith(data)] == [f"{data}/data/share/man/man1/fetch.1"]
-    assert "fetcher/py.typed" in names and "schemes/py.typed" in names
-    assert "fetcher/sync.py" in names and "schemes/ftp/__init__.py" in names
+    assert "fetcher/py.typed" in names and "fetcher/schemes/py.typed" in names
+    assert "fetcher/sync.py" in names and "fetcher/schemes/ftp/__init__.py" in names
     assert not [name for name in names if name.startswith(("tests/", "bench/")) or "__pycache__" in name]
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert metadata["Name"] == project["name"] == "fetcher-rfc1738"

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import ConnectError, NotFound, ProtocolError, Timeout, URLError
-from schemes.prospero import access, ardp, protocol
-from schemes.prospero.handler import Location, raise_for
+from fetcher.schemes.prospero import access, ardp, protocol
+from fetcher.schemes.prospero.handler import Location, raise_for
 
 TV1_REQUEST = bytes.fromhex(
     "09e0a700010001000056455253494f4e0a56455253494f4e2035207074657374285035332e31374d6179393462290a41"
@@ -152,7 +152,7 @@ def test_tv4_external_links() -> None:
     assert ardp.request_packets(0xA019, text) == [TV4_REQUEST]
     assert ardp.encode(cid=0xA019, payload=payload(TV4_REPLY)) == TV4_REPLY
     reply = protocol.parse_reply(payload(TV4_REPLY))
-    from schemes.prospero.handler import Handler
+    from fetcher.schemes.prospero.handler import Handler
 
     entries = {entry.name: entry for entry in (Handler()._entry(link) for link in reply.links)}
     assert list(entries) == ["extfile", "gopherdoc", "telnetsvc", "big.txt", "big2.txt", "README", "docs"]

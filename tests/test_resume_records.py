@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from fetcher.disk.resume import SUFFIX, Validators, forget, record, recorded
-from schemes.ftp.retr import resume_problem as ftp_problem
-from schemes.http.response import ignored_range, resume_problem
+from fetcher.schemes.ftp.retr import resume_problem as ftp_problem
+from fetcher.schemes.http.response import ignored_range, resume_problem
 
 V1 = Validators(etag='"v1"', modified=1_772_445_600, length=1000)
 

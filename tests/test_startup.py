@@ -24,7 +24,7 @@ from tests.servers.http_server import HTTPTestServer
 
 #: Never needed to print the version or copy a file: URL.
 HEAVY = ("rich", "h11", "httptools", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib",
-         "OpenSSL", "trustme", "numpy", "schemes.http", "schemes.ftp", "fetcher.cli.progress",
+         "OpenSSL", "trustme", "numpy", "fetcher.schemes.http", "fetcher.schemes.ftp", "fetcher.cli.progress",
          # Bulk runs only (-i, -d, several jobs): the batch.
          "fetcher.bulk.batch", "fetcher.cli.bulk",
          # anyio and its trio backend (14 ms): a URL that opens no socket runs on trio's own calls (fetcher.net.aio).
@@ -32,8 +32,8 @@ HEAVY = ("rich", "h11", "httptools", "dask", "distributed", "warcio", "hypothesi
          # --warc-file only: the archive tap (and its json), the recorder.
          "fetcher.archive", "json",
          # Only when a URL has a host to look up in ~/.netrc, or other schemes.
-         "netrc", "certifi", "idna.uts46data", "schemes.gopher", "schemes.nntp", "schemes.wais",
-         "schemes.prospero", "schemes.telnet", "fetcher.mirror.rules", "fetcher.cluster",
+         "netrc", "certifi", "idna.uts46data", "fetcher.schemes.gopher", "fetcher.schemes.nntp", "fetcher.schemes.wais",
+         "fetcher.schemes.prospero", "fetcher.schemes.telnet", "fetcher.mirror.rules", "fetcher.cluster",
          # --limit-rate only.
          "fetcher.net.ratelimit")  # fmt: skip
 
@@ -44,11 +44,12 @@ HEAVY_FOR_FILE_BULK = tuple(
 
 #: A plain http: fetch of an address needs HTTP and sockets (trio's own: no anyio), and still none of these.
 HEAVY_FOR_HTTP = ("anyio", "rich", "dask", "distributed", "warcio", "hypothesis", "pytest", "pyftpdlib", "OpenSSL",
-                  "trustme", "numpy", "certifi", "netrc", "shlex", "schemes.ftp", "schemes.gopher", "schemes.nntp",
-                  "schemes.wais", "schemes.prospero", "schemes.telnet", "fetcher.cli.progress", "fetcher.bulk.batch",
-                  "fetcher.cli.bulk", "fetcher.mirror.rules", "fetcher.cluster", "fetcher.archive",
+                  "trustme", "numpy", "certifi", "netrc", "shlex", "fetcher.schemes.ftp", "fetcher.schemes.gopher",
+                  "fetcher.schemes.nntp", "fetcher.schemes.wais", "fetcher.schemes.prospero", "fetcher.schemes.telnet",
+                  "fetcher.cli.progress", "fetcher.bulk.batch", "fetcher.cli.bulk", "fetcher.mirror.rules",
+                  "fetcher.cluster", "fetcher.archive",
                   # --manifest/--skip-done, --warc-file and chunked replies only.
-                  "json", "schemes.http.chunked")  # fmt: skip
+                  "json", "fetcher.schemes.http.chunked")  # fmt: skip
 
 
 def run_logged(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -124,7 +125,7 @@ async def test_http_fetch_imports_only_what_http_needs(nursery: trio.Nursery, tm
     assert result.returncode == 0, result.stderr[-500:]
     assert target.read_bytes() == b"small\n"
     names = imported(result.stderr)
-    assert "schemes.http.handler" in names  # the log covers the retrieval itself
+    assert "fetcher.schemes.http.handler" in names  # the log covers the retrieval itself
     assert heavy_in(names, HEAVY_FOR_HTTP) == []
 
 
@@ -170,7 +171,8 @@ def fresh_python(code: str) -> str:
 def test_content_types_read_no_system_table_for_common_names() -> None:
     # Python's own table answers the common names; /etc/mime.types is read only for the rest.
     code = (
-        "import mimetypes, schemes.file as f, schemes.ftp.operate as ftp, schemes.gopher.types as g; "
+        "import mimetypes, fetcher.schemes.file as f, fetcher.schemes.ftp.operate as ftp; "
+        "import fetcher.schemes.gopher.types as g; "
         "print(f._content_type('/a/b.txt'), f._content_type('/a/B.PNG'), ftp._content_type('c.pdf', 'I'), "
         "g.content_type_for('d', 'sel/d.zip'), f._content_type('/a/noext'), mimetypes.inited); "
         "print(f._content_type('/a/b.tar.gz'), mimetypes.inited)"
@@ -211,7 +213,7 @@ async def test_http_bulk_lane_needs_no_h11(nursery: trio.Nursery, tmp_path: Path
     assert (tmp_path / "out" / "f4.txt").read_bytes() == b"4\n"
     assert (tmp_path / "out" / "f4.txt").stat().st_mtime == 784111777  # the date was read
     names = imported(result.stderr)
-    assert "schemes.http.lane" in names
+    assert "fetcher.schemes.http.lane" in names
     assert heavy_in(names, ("h11", "email", "anyio")) == []
 
 
@@ -236,15 +238,15 @@ async def test_plain_http_bulk_loads_no_manifest_archive_or_chunked_code(nursery
         return imported(result.stderr)
 
     names = await trio.to_thread.run_sync(bulk, "plain")
-    assert "schemes.http.lane" in names  # the log covers the retrieval itself
-    lazy = ("json", "fetcher.archive", "schemes.http.chunked")
+    assert "fetcher.schemes.http.lane" in names  # the log covers the retrieval itself
+    lazy = ("json", "fetcher.archive", "fetcher.schemes.http.chunked")
     assert heavy_in(names, lazy) == []
 
     manifest = tmp_path / "m.jsonl"
     names = await trio.to_thread.run_sync(bulk, "more", "--manifest", str(manifest))
     assert (tmp_path / "out-more" / "chunked.txt").read_bytes() == b"chunked\n"
     assert len(manifest.read_text().splitlines()) == 4
-    assert {"json", "schemes.http.chunked"} <= names
+    assert {"json", "fetcher.schemes.http.chunked"} <= names
     assert heavy_in(names, ("fetcher.archive",)) == []
 
 
@@ -252,7 +254,7 @@ def test_patterns_of_unusual_urls_and_replies_compile_on_first_use() -> None:
     # The careful URL route, HTTP's range/disposition/Location rules and password masking
     # compile their patterns the first time they run: a plain URL and reply use none of them.
     code = (
-        "import fetcher.url as u, fetcher.url.grammar as g, schemes.http.response as r, fetcher.text as t; "
+        "import fetcher.url as u, fetcher.url.grammar as g, fetcher.schemes.http.response as r, fetcher.text as t; "
         "lazy = lambda: [sorted(set(vars(p)) - {'_sources'}) for p in (g.PATTERNS, r._PATTERNS, t._PATTERNS)]; "
         "u.parse_url('http://example.com/a/b?c'); t.mask_secrets('http://example.com/'); print(lazy()); "
         "print(u.parse_url('<URL:http://example.com/a>'), r.content_range('bytes 0-9/20'), "
@@ -302,7 +304,7 @@ def test_ftp_bulk_needs_no_anyio(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-500:]
     assert (tmp_path / "out" / "f2.bin").read_bytes() == b"2\n" * 1000
     names = imported(result.stderr)
-    assert "schemes.ftp.lane" in names
+    assert "fetcher.schemes.ftp.lane" in names
     # Nor the archive tap (--warc-file) or json (--manifest): the run asked for neither.
     assert heavy_in(names, ("anyio", "h11", "fetcher.archive", "json")) == []
 

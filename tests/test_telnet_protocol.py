@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemes.telnet.protocol import (
+from fetcher.schemes.telnet.protocol import (
     BINARY,
     DO,
     DONT,

@@ -21,9 +21,9 @@ import trio
 from fetcher import Client
 from fetcher.errors import ProtocolError
 from fetcher.handler import Session
+from fetcher.schemes.telnet.protocol import ECHO, IAC, LINEMODE, NAWS, SGA, TTYPE
+from fetcher.schemes.telnet.session import run_interactive
 from fetcher.url import TelnetURL, parse_url
-from schemes.telnet.protocol import ECHO, IAC, LINEMODE, NAWS, SGA, TTYPE
-from schemes.telnet.session import run_interactive
 from tests.conftest import ROOT, run_fetch
 from tests.servers.telnet import ASK_TTYPE, BANNER, OFFER, open_fake_telnetd
 

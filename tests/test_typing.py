@@ -108,7 +108,7 @@ def test_every_public_name_resolves_and_importing_loads_no_protocol() -> None:
     assert fetcher.fetch_sync is fetcher.sync.fetch_sync
     with pytest.raises(AttributeError, match="no attribute 'remote_name'"):
         _ = fetcher.remote_name  # type: ignore[attr-defined]
-    loaded = "sorted(m for m in ('trio', 'h11', 'fetcher.client', 'schemes') if m in sys.modules)"
+    loaded = "sorted(m for m in ('trio', 'h11', 'fetcher.client', 'fetcher.schemes') if m in sys.modules)"
     code = f"import sys, fetcher; print({loaded})"
     env = {**os.environ, "PYTHONPATH": str(Path(fetcher.__file__).resolve().parent.parent)}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)

@@ -11,8 +11,8 @@ import trio
 
 from fetcher import Client
 from fetcher.errors import NotFound, ProtocolError, Timeout, URLError
-from schemes.wais import Hit, search
-from schemes.wais.codec import Init, RelevantDocument, Retrieval, docid_to_string, freewais_docid
+from fetcher.schemes.wais import Hit, search
+from fetcher.schemes.wais.codec import Init, RelevantDocument, Retrieval, docid_to_string, freewais_docid
 from tests.conftest import run_fetch
 from tests.servers.wais import CORPUS, INDEX, Database, Document, Faults, WaisServer, serving
 
@@ -346,7 +346,7 @@ async def test_relevance_feedback_seeds_the_search_with_earlier_hits() -> None:
 
 
 async def test_retrieval_requests_are_exactly_what_waissearch_sends() -> None:
-    from schemes.wais.codec import message, retrieval_search
+    from fetcher.schemes.wais.codec import message, retrieval_search
 
     async with serving(WaisServer(databases())) as server:
         async with Client() as client:
@@ -381,7 +381,7 @@ async def test_access_control_and_a_search_reply_shrunk_to_fit() -> None:
 
 async def test_the_test_server_behaves_like_freewais_sf() -> None:
     """The server's freeWAIS-sf behaviours of wais.md §9, seen through a raw socket."""
-    from schemes.wais.codec import (
+    from fetcher.schemes.wais.codec import (
         HEADER_SIZE,
         InitResponse,
         Options,

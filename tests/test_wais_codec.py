@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemes.wais.codec import (
+from fetcher.schemes.wais.codec import (
     Diagnostic,
     DocID,
     DocumentHeader,
@@ -39,8 +39,8 @@ from schemes.wais.codec import (
     split_wpath,
     word_search,
 )
-from schemes.wais.codec.apdu import Options
-from schemes.wais.codec.wire import Reader, bitmap, num
+from fetcher.schemes.wais.codec.apdu import Options
+from fetcher.schemes.wais.codec.wire import Reader, bitmap, num
 
 H = bytes.fromhex
 WAISSEARCH_ID = "waissearch freeWAIS-sf 2.2.8 string, from host: vm.unknown, user: root"

@@ -24,21 +24,21 @@ if TYPE_CHECKING:
     from fetcher.handler.topic import Topic
 
 HANDLERS: dict[str, str] = {
-    "file": "schemes.file:Handler",
-    "telnet": "schemes.telnet:Handler",
-    "mailto": "schemes.mailto:Handler",
-    "ftp": "schemes.ftp:Handler",
-    "ftps": "schemes.ftp:Handler",
-    "http": "schemes.http:Handler",
-    "https": "schemes.http:Handler",
-    "gopher": "schemes.gopher:Handler",
-    "gophers": "schemes.gopher:Handler",
-    "nntp": "schemes.nntp:Handler",
-    "nntps": "schemes.nntp:Handler",
-    "news": "schemes.nntp:Handler",
-    "snews": "schemes.nntp:Handler",
-    "wais": "schemes.wais:Handler",
-    "prospero": "schemes.prospero:Handler",
+    "file": "fetcher.schemes.file:Handler",
+    "telnet": "fetcher.schemes.telnet:Handler",
+    "mailto": "fetcher.schemes.mailto:Handler",
+    "ftp": "fetcher.schemes.ftp:Handler",
+    "ftps": "fetcher.schemes.ftp:Handler",
+    "http": "fetcher.schemes.http:Handler",
+    "https": "fetcher.schemes.http:Handler",
+    "gopher": "fetcher.schemes.gopher:Handler",
+    "gophers": "fetcher.schemes.gopher:Handler",
+    "nntp": "fetcher.schemes.nntp:Handler",
+    "nntps": "fetcher.schemes.nntp:Handler",
+    "news": "fetcher.schemes.nntp:Handler",
+    "snews": "fetcher.schemes.nntp:Handler",
+    "wais": "fetcher.schemes.wais:Handler",
+    "prospero": "fetcher.schemes.prospero:Handler",
 }
 
 ENTRY_POINT_GROUP = "fetcher.schemes"

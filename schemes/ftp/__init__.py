@@ -8,6 +8,6 @@ connection; `login` logs in and names the pool key; `operate` runs one URL
 from the pool and gives them back; `lane` keeps one for a bulk run's URLs.
 """
 
-from schemes.ftp.handler import Handler
+from fetcher.schemes.ftp.handler import Handler
 
 __all__ = ["Handler"]

@@ -14,7 +14,7 @@ from typing import cast
 
 from fetcher.errors import AuthError, FetchError, LimitExceeded, ProtocolError, TransientError
 from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, aio, trace
-from schemes.ftp.replies import Reply, ReplyReader, command_line, error_for, parse_epsv, parse_pasv, parse_pwd
+from fetcher.schemes.ftp.replies import Reply, ReplyReader, command_line, error_for, parse_epsv, parse_pasv, parse_pwd
 
 #: Replies to EPSV after which PASV is worth trying (not understood / not for this network).
 _EPSV_REFUSED = frozenset({500, 501, 502, 504, 522})

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
-from schemes.ftp.listed import Kind, Listed, Precision, octal_mode, utc_datetime
+from fetcher.schemes.ftp.listed import Kind, Listed, Precision, octal_mode, utc_datetime
 
 MONTHS = {name: number for number, name in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}  # fmt: skip

@@ -18,11 +18,11 @@ from typing import TypeVar
 
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, TooLarge, TransientError
 from fetcher.handler import Entry, Resource, Session, current_tap, trace
+from fetcher.schemes.ftp.control import Control, transient_from
+from fetcher.schemes.ftp.data import HeldEntries, LineBatches, NameParser
+from fetcher.schemes.ftp.listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
+from fetcher.schemes.ftp.replies import BadReply, Reply, error_for, parse_mdtm, parse_size
 from fetcher.url import FtpURL
-from schemes.ftp.control import Control, transient_from
-from schemes.ftp.data import HeldEntries, LineBatches, NameParser
-from schemes.ftp.listing import fact_entries, offers_mlsd, parse_features, parse_list, parse_mlsd
-from schemes.ftp.replies import BadReply, Reply, error_for, parse_mdtm, parse_size
 
 #: NLST refusals that servers give for an empty directory.
 _EMPTY_CODES = frozenset({450, 550})

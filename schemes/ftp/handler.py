@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 from fetcher.errors import ProtocolError, UsageError
 from fetcher.handler import Resource, Session, trace
+from fetcher.schemes.ftp.control import Control, StaleControl
+from fetcher.schemes.ftp.hooks import Hooks
+from fetcher.schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
+from fetcher.schemes.ftp.operate import operate
 from fetcher.url import URL, FtpURL
-from schemes.ftp.control import Control, StaleControl
-from schemes.ftp.hooks import Hooks
-from schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
-from schemes.ftp.operate import operate
 
 if TYPE_CHECKING:
     from fetcher.handler import LaneWork, SessionHost
@@ -33,12 +33,12 @@ class Handler(Hooks):
     # -- the bulk lane (fetcher/bulk/lanes.py, lane.py): a kept control connection --------
 
     def lane_key(self, url: URL, client: SessionHost, *, resume: bool) -> Hashable | None:
-        from schemes.ftp import lane
+        from fetcher.schemes.ftp import lane
 
         return lane.lane_key(url, client, resume=resume)
 
     async def run_lane(self, work: LaneWork) -> None:
-        from schemes.ftp import lane
+        from fetcher.schemes.ftp import lane
 
         await lane.run_lane(work)
 

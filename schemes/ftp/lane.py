@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 
 from fetcher.errors import FetchError, ProtocolError
 from fetcher.handler import Session, admits, current_budget, deliver
+from fetcher.schemes.ftp.control import Control, StaleControl
+from fetcher.schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
+from fetcher.schemes.ftp.operate import operate
 from fetcher.url import URL, FtpURL
-from schemes.ftp.control import Control, StaleControl
-from schemes.ftp.login import PoolKey, choose_login, connect, pool_key, take_pooled
-from schemes.ftp.operate import operate
 
 if TYPE_CHECKING:
     from fetcher.handler import LaneItem, LaneWork, Resource

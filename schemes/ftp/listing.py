@@ -21,10 +21,10 @@ from datetime import datetime
 
 from fetcher.errors import LimitExceeded
 from fetcher.handler import Entry
+from fetcher.schemes.ftp.dialects import HEADER, VMS_CONTINUED, VMS_NAME_ALONE, parse_list_line
+from fetcher.schemes.ftp.listed import Listed
+from fetcher.schemes.ftp.mlsd import parse_mlsd_line
 from fetcher.url import FtpURL
-from schemes.ftp.dialects import HEADER, VMS_CONTINUED, VMS_NAME_ALONE, parse_list_line
-from schemes.ftp.listed import Listed
-from schemes.ftp.mlsd import parse_mlsd_line
 
 # -- what the handler needs around the parsers ----------------------------------------
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fetcher.handler import Session
+from fetcher.schemes.ftp.control import Control
 from fetcher.url import FtpURL
-from schemes.ftp.control import Control
 
 #: The anonymous password when neither --anon-password nor $FETCH_EMAIL gives one.
 DEFAULT_ANON_PASSWORD = "anonymous@"

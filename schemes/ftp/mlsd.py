@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from schemes.ftp.listed import Kind, Listed, Precision, octal_mode, utc_datetime
+from fetcher.schemes.ftp.listed import Kind, Listed, Precision, octal_mode, utc_datetime
 
 _MLSD_TYPES: dict[str, Kind] = {"file": "file", "dir": "directory"}
 

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from fetcher.errors import UsageError
 from fetcher.handler import Advisory, Resource, Session, guess_type, in_bulk_run, trace
+from fetcher.schemes.ftp.control import Control
+from fetcher.schemes.ftp.data import AsciiDecoder
+from fetcher.schemes.ftp.directory import list_facts, list_names
+from fetcher.schemes.ftp.replies import Reply, announced_size, error_for, parse_mdtm, parse_pwd, parse_size
+from fetcher.schemes.ftp.retr import RetrBody, resume_problem
 from fetcher.url import FtpURL
-from schemes.ftp.control import Control
-from schemes.ftp.data import AsciiDecoder
-from schemes.ftp.directory import list_facts, list_names
-from schemes.ftp.replies import Reply, announced_size, error_for, parse_mdtm, parse_pwd, parse_size
-from schemes.ftp.retr import RetrBody, resume_problem
 
 if TYPE_CHECKING:
     from fetcher.handler import Confinement

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from fetcher.errors import ProtocolError, TransientError
 from fetcher.handler import Connection
-from schemes.ftp.control import Control, transient_from
-from schemes.ftp.data import AsciiDecoder
-from schemes.ftp.replies import Reply, error_for
+from fetcher.schemes.ftp.control import Control, transient_from
+from fetcher.schemes.ftp.data import AsciiDecoder
+from fetcher.schemes.ftp.replies import Reply, error_for
 
 if TYPE_CHECKING:
     from fetcher.handler import Validators

@@ -7,6 +7,6 @@ moves the reply's bytes (look-ahead, a body to its end); `client` decides
 which reader a reply goes to, and holds the `Handler`.
 """
 
-from schemes.gopher.client import Handler
+from fetcher.schemes.gopher.client import Handler
 
 __all__ = ["Handler"]

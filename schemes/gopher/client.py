@@ -14,12 +14,10 @@ from typing import TYPE_CHECKING
 
 from fetcher.errors import LimitExceeded, ProtocolError, TooLarge, UsageError
 from fetcher.handler import Advisory, Resource, Session, current_tap, guard
-from fetcher.text import escape
-from fetcher.url import URL, GopherURL, TelnetURL, parse_url
-from schemes.gopher import ask as forms
-from schemes.gopher.hooks import Hooks
-from schemes.gopher.menu import MenuContext, MenuParser, parse_line
-from schemes.gopher.plus import (
+from fetcher.schemes.gopher import ask as forms
+from fetcher.schemes.gopher.hooks import Hooks
+from fetcher.schemes.gopher.menu import MenuContext, MenuParser, parse_line
+from fetcher.schemes.gopher.plus import (
     MAX_ERROR_TEXT,
     MAX_HEADER,
     Header,
@@ -33,8 +31,8 @@ from schemes.gopher.plus import (
     parse_header,
     wanted_names,
 )
-from schemes.gopher.request import request_bytes, split_request
-from schemes.gopher.server_errors import (
+from fetcher.schemes.gopher.request import request_bytes, split_request
+from fetcher.schemes.gopher.server_errors import (
     ERROR_PEEK,
     error_for_message,
     error_only,
@@ -42,9 +40,11 @@ from schemes.gopher.server_errors import (
     menu_warning,
     resembles_error,
 )
-from schemes.gopher.stream import Body, Decoder, Raw, Source, finished, plus_decoder, truncated
-from schemes.gopher.text import DotTerminated, FinalDot
-from schemes.gopher.types import MENU_VIEWS, content_type_for, item_type
+from fetcher.schemes.gopher.stream import Body, Decoder, Raw, Source, finished, plus_decoder, truncated
+from fetcher.schemes.gopher.text import DotTerminated, FinalDot
+from fetcher.schemes.gopher.types import MENU_VIEWS, content_type_for, item_type
+from fetcher.text import escape
+from fetcher.url import URL, GopherURL, TelnetURL, parse_url
 
 if TYPE_CHECKING:
     from fetcher.handler import LaneWork, SessionHost

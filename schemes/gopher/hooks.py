@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from fetcher.handler import BaseHandler
+from fetcher.schemes.gopher.view import menu_view
 from fetcher.url import URL, GopherURL
-from schemes.gopher.view import menu_view
 
 if TYPE_CHECKING:
     from fetcher.handler import Entry

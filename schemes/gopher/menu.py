@@ -21,8 +21,8 @@ from typing import Any
 
 from fetcher.errors import LimitExceeded, UnsafeURL, URLError
 from fetcher.handler import DEFAULT_LIMITS, Entry, Limits, guard
+from fetcher.schemes.gopher.types import item_type
 from fetcher.url import URL, GopherURL, TelnetURL, parse_url
-from schemes.gopher.types import item_type
 
 #: What one kept entry costs toward listing_bytes besides its strings (the Entry and its
 #: `extra` dict, about 700 bytes in fact): with it, a menu at the cap stays well

@@ -16,9 +16,9 @@ from typing import Any
 
 from fetcher.errors import FetchError, LimitExceeded, NotFound, ProtocolError, TransientError
 from fetcher.handler import DEFAULT_LIMITS
+from fetcher.schemes.gopher.ask import AskField, parse_ask_lines
+from fetcher.schemes.gopher.menu import MenuContext, decode_display, parse_line
 from fetcher.text import escape
-from schemes.gopher.ask import AskField, parse_ask_lines
-from schemes.gopher.menu import MenuContext, decode_display, parse_line
 
 MAX_HEADER = 64
 MAX_ERROR_TEXT = 64 * 1024

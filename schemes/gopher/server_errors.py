@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 
 from fetcher.errors import AuthError, FetchError, NotFound, TransientError
+from fetcher.schemes.gopher.menu import MenuParser, decode_display
 from fetcher.text import escape
-from schemes.gopher.menu import MenuParser, decode_display
 
 #: How much of a reply may be held back to decide whether it is an error.
 ERROR_PEEK = 8 * 1024

@@ -11,9 +11,9 @@ from typing import Protocol
 
 from fetcher.errors import ProtocolError
 from fetcher.handler import Connection
+from fetcher.schemes.gopher.plus import SizedBody
+from fetcher.schemes.gopher.text import DotTerminated
 from fetcher.url import URL, GopherURL
-from schemes.gopher.plus import SizedBody
-from schemes.gopher.text import DotTerminated
 
 
 class Decoder(Protocol):

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from fetcher.errors import ProtocolError, UnsafeURL
 from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, current_tap
+from fetcher.schemes.http.fasthead import HEAD_END, FastResponse, lean_request, parse_head
+from fetcher.schemes.http.reader import ReplyReader
+from fetcher.schemes.http.request import RequestHead
+from fetcher.schemes.http.response import mask_userinfo
 from fetcher.text import escape
-from schemes.http.fasthead import HEAD_END, FastResponse, lean_request, parse_head
-from schemes.http.reader import ReplyReader
-from schemes.http.request import RequestHead
-from schemes.http.response import mask_userinfo
 
 if TYPE_CHECKING:
     import h11
@@ -276,7 +276,9 @@ class HTTPConnection:
                 return
 
     async def _chunked_body(self) -> AsyncIterator[bytes]:
-        from schemes.http.chunked import ChunkedReader  # a chunked reply only: a plain run never loads it (issue 17)
+        from fetcher.schemes.http.chunked import (
+            ChunkedReader,  # a chunked reply only: a plain run never loads it (issue 17)
+        )
 
         limits = self.reader.limits
         chunks = ChunkedReader(

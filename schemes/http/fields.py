@@ -12,8 +12,8 @@ error's Retry-After, a range's Content-Range, the metadata of a resource).
 
 from __future__ import annotations
 
-from schemes.http.reader import FIELD_OVERHEAD
-from schemes.http.response import Headers, decode_headers, length_value
+from fetcher.schemes.http.reader import FIELD_OVERHEAD
+from fetcher.schemes.http.response import Headers, decode_headers, length_value
 
 
 class Fields:

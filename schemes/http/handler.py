@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING
 
 from fetcher.errors import AuthError, ConnectError, FetchError, ProtocolError
 from fetcher.handler import Advisory, Resource, Session, check_headers, current_tap
+from fetcher.schemes.http import lane
+from fetcher.schemes.http import response as rules
+from fetcher.schemes.http.connection import HTTPConnection
+from fetcher.schemes.http.decoding import Decoder, decoder_for
+from fetcher.schemes.http.fasthead import FastResponse
+from fetcher.schemes.http.fields import Fields
+from fetcher.schemes.http.hooks import Hooks
+from fetcher.schemes.http.proxy import choose_proxy
+from fetcher.schemes.http.request import ACCEPT_ENCODING, RequestHead, build_connect, build_request, origin_of, public
+from fetcher.schemes.http.verdict import Asked, Document, ErrorPage, Failure, NotModified, Redirect, StartOver, judge
 from fetcher.url import URL, HttpURL
-from schemes.http import lane
-from schemes.http import response as rules
-from schemes.http.connection import HTTPConnection
-from schemes.http.decoding import Decoder, decoder_for
-from schemes.http.fasthead import FastResponse
-from schemes.http.fields import Fields
-from schemes.http.hooks import Hooks
-from schemes.http.proxy import choose_proxy
-from schemes.http.request import ACCEPT_ENCODING, RequestHead, build_connect, build_request, origin_of, public
-from schemes.http.verdict import Asked, Document, ErrorPage, Failure, NotModified, Redirect, StartOver, judge
 
 if TYPE_CHECKING:
     from fetcher.handler import LaneWork, SessionHost

@@ -43,16 +43,16 @@ from typing import TYPE_CHECKING
 
 from fetcher.errors import FetchError, ProtocolError, Timeout
 from fetcher.handler import Connection, current_budget, guard
+from fetcher.schemes.http import response as rules
+from fetcher.schemes.http.connection import HTTPConnection
+from fetcher.schemes.http.decoding import decoder_for
+from fetcher.schemes.http.fasthead import HEAD_END, lean_request, parse_head
+from fetcher.schemes.http.fields import Fields
+from fetcher.schemes.http.proxy import choose_proxy
+from fetcher.schemes.http.reader import STATUS_OVERHEAD, ReplyReader
+from fetcher.schemes.http.request import build_request, origin_of
+from fetcher.schemes.http.verdict import Asked, Document, ErrorPage, Failure, Redirect, judge
 from fetcher.url import URL, HttpURL
-from schemes.http import response as rules
-from schemes.http.connection import HTTPConnection
-from schemes.http.decoding import decoder_for
-from schemes.http.fasthead import HEAD_END, lean_request, parse_head
-from schemes.http.fields import Fields
-from schemes.http.proxy import choose_proxy
-from schemes.http.reader import STATUS_OVERHEAD, ReplyReader
-from schemes.http.request import build_request, origin_of
-from schemes.http.verdict import Asked, Document, ErrorPage, Failure, Redirect, judge
 
 if TYPE_CHECKING:
     from fetcher.handler import LaneItem, LaneWork

@@ -26,12 +26,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from fetcher.errors import FetchError, ProtocolError, URLError
-from fetcher.text import escape
-from fetcher.url import URL, HttpURL, join
-from schemes.http.decoding import Decoder, decoder_for
-from schemes.http.fields import Fields
-from schemes.http.request import public
-from schemes.http.response import (
+from fetcher.schemes.http.decoding import Decoder, decoder_for
+from fetcher.schemes.http.fields import Fields
+from fetcher.schemes.http.request import public
+from fetcher.schemes.http.response import (
     ERROR_BODY_LIMIT,
     REDIRECTS,
     RedirectNotFollowed,
@@ -45,6 +43,8 @@ from schemes.http.response import (
     status_line,
     validators_of,
 )
+from fetcher.text import escape
+from fetcher.url import URL, HttpURL, join
 
 if TYPE_CHECKING:
     from fetcher.handler import Validators

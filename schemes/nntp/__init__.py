@@ -4,6 +4,6 @@
 conversation; `handler` turns URLs into resources.
 """
 
-from schemes.nntp.handler import Handler
+from fetcher.schemes.nntp.handler import Handler
 
 __all__ = ["Handler"]

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Container
 
 from fetcher.errors import AuthError, ProtocolError, UsageError
 from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, aio, move_on_after, trace
-from schemes.nntp.responses import (
+from fetcher.schemes.nntp.responses import (
     BlockLimit,
     BodyDecoder,
     Reply,

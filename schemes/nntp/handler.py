@@ -18,11 +18,9 @@ from typing import TypeVar
 
 from fetcher.errors import AuthError, LimitExceeded, URLError, UsageError
 from fetcher.handler import Closer, Connection, Entry, Limits, Resource, Session, current_tap, trace
-from fetcher.text import escape, safe_filename
-from fetcher.url import URL, NewsURL, NntpURL, parse_url
-from schemes.nntp.client import Login, NntpSession, StaleSession, open_session, parse_server
-from schemes.nntp.hooks import Hooks
-from schemes.nntp.overview import (
+from fetcher.schemes.nntp.client import Login, NntpSession, StaleSession, open_session, parse_server
+from fetcher.schemes.nntp.hooks import Hooks
+from fetcher.schemes.nntp.overview import (
     Overview,
     article_window,
     older_note,
@@ -31,7 +29,16 @@ from schemes.nntp.overview import (
     parse_headers,
     parse_overview,
 )
-from schemes.nntp.responses import BadReply, BlockLimit, command, message_id_argument, parse_article_status, parse_group
+from fetcher.schemes.nntp.responses import (
+    BadReply,
+    BlockLimit,
+    command,
+    message_id_argument,
+    parse_article_status,
+    parse_group,
+)
+from fetcher.text import escape, safe_filename
+from fetcher.url import URL, NewsURL, NntpURL, parse_url
 
 log = logging.getLogger("fetcher")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 
-from schemes.nntp.responses import BadReply, decode
+from fetcher.schemes.nntp.responses import BadReply, decode
 
 #: Articles listed when no --range is given (the newest ones); the rest is
 #: announced with the --range that lists it (`older_note`), never cut silently.

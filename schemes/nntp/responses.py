@@ -2,7 +2,7 @@
 
 Everything here is a pure function or a small state machine over bytes
 (RFC 977, RFC 3977, RFC 4643), so it is tested and fuzzed without sockets;
-`schemes.nntp.client` only moves bytes between these and a connection.
+`fetcher.schemes.nntp.client` only moves bytes between these and a connection.
 """
 
 from __future__ import annotations

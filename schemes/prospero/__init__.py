@@ -5,6 +5,6 @@ protocol) and `access` (access methods to URLs) are pure; `transport` moves
 datagrams over trio; `handler` turns URLs into resources.
 """
 
-from schemes.prospero.handler import Handler
+from fetcher.schemes.prospero.handler import Handler
 
 __all__ = ["Handler"]

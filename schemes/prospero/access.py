@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fetcher.errors import FetchError, ProtocolError
+from fetcher.schemes.prospero.protocol import Link, split_host
 from fetcher.url import URL, FtpURL, GopherURL, ProsperoURL, TelnetURL, WaisURL, parse_url
-from schemes.prospero.protocol import Link, split_host
 
 CONTENTS = "PROSPERO-CONTENTS"
 _TYPECODES = {"BINARY": "i", "TEXT": "a", "DIRECTORY": "d"}

@@ -27,10 +27,10 @@ from fetcher.errors import (
     UsageError,
 )
 from fetcher.handler import Advisory, Entry, Resource, check_port
+from fetcher.schemes.prospero import access, ardp, protocol, transport
+from fetcher.schemes.prospero.hooks import Hooks
 from fetcher.text import escape
 from fetcher.url import URL, ProsperoURL
-from schemes.prospero import access, ardp, protocol, transport
-from schemes.prospero.hooks import Hooks
 
 if TYPE_CHECKING:
     from fetcher.handler import Session

@@ -15,8 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from fetcher.errors import LimitExceeded, ProtocolError, URLError
-from fetcher.url import to_bytes
-from schemes.prospero.reply import (
+from fetcher.schemes.prospero.reply import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_ENTRIES,
     DEFAULT_MAX_LINE,
@@ -33,6 +32,7 @@ from schemes.prospero.reply import (
     text,
     tokenize,
 )
+from fetcher.url import to_bytes
 
 __all__ = [
     "Attribute", "ContentsDecoder", "Forwarded", "Link", "Reply", "ReplyReader", "Target", "line", "list_request",

@@ -20,8 +20,8 @@ from contextlib import asynccontextmanager
 
 from fetcher.errors import ConnectError
 from fetcher.handler import Address, Endpoint, Policy, aio, move_on_at, open_udp
-from schemes.prospero import ardp
-from schemes.prospero.reply import Reply, ReplyReader
+from fetcher.schemes.prospero import ardp
+from fetcher.schemes.prospero.reply import Reply, ReplyReader
 
 trace = logging.getLogger("fetcher.trace")
 

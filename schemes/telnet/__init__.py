@@ -4,6 +4,6 @@
 moves bytes between the terminal and the socket; `handler` decides which.
 """
 
-from schemes.telnet.handler import Handler
+from fetcher.schemes.telnet.handler import Handler
 
 __all__ = ["Handler"]

@@ -36,7 +36,7 @@ class Handler(BaseHandler):
         assert isinstance(url, TelnetURL)
         if not session.settings.interactive:
             return Resource(url, "advisory", advisory=advisory(url))
-        from schemes.telnet.session import run_interactive
+        from fetcher.schemes.telnet.session import run_interactive
 
         result = await run_interactive(url, session)
         return Resource(

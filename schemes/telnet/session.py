@@ -32,9 +32,9 @@ from typing import Any, TextIO
 
 from fetcher.errors import FetchError, Interrupted, ProtocolError, Timeout, UsageError
 from fetcher.handler import Connection, InputReader, Session, TooSlow, aio, fail_after, open_relay, running_loop
+from fetcher.schemes.telnet.protocol import NAWS, TelnetProtocol
 from fetcher.text import escape
 from fetcher.url import TelnetURL
-from schemes.telnet.protocol import NAWS, TelnetProtocol
 
 #: Ctrl-], the key that ends a session on a terminal (telnet's escape character).
 ESCAPE = 0x1D

@@ -5,8 +5,8 @@ library's `search` (with relevance feedback), `handler` turns URLs into
 resources.
 """
 
-from schemes.wais.client import Hit, SearchResults, search
-from schemes.wais.codec import RelevantDocument
-from schemes.wais.handler import Handler
+from fetcher.schemes.wais.client import Hit, SearchResults, search
+from fetcher.schemes.wais.codec import RelevantDocument
+from fetcher.schemes.wais.handler import Handler
 
 __all__ = ["Handler", "Hit", "RelevantDocument", "SearchResults", "search"]

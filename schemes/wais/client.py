@@ -21,9 +21,7 @@ from typing import TypeVar
 
 from fetcher.errors import AuthError, LimitExceeded, NotFound, ProtocolError, URLError, UsageError
 from fetcher.handler import DEFAULT_LIMITS, Connection, Limits, Session, SessionHost, guard, trace
-from fetcher.text import escape
-from fetcher.url import WaisURL, parse_url
-from schemes.wais.codec import (
+from fetcher.schemes.wais.codec import (
     DEFAULT_MESSAGE_SIZE,
     HEADER_SIZE,
     Diagnostic,
@@ -40,6 +38,8 @@ from schemes.wais.codec import (
     split_wpath,
     word_search,
 )
+from fetcher.text import escape
+from fetcher.url import WaisURL, parse_url
 
 T = TypeVar("T")
 #: Room for the framing of a retrieval reply around its text (header, groups, the DocID echo).

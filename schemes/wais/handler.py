@@ -15,10 +15,8 @@ from collections.abc import AsyncIterator
 
 from fetcher.errors import ProtocolError, URLError, UsageError
 from fetcher.handler import Advisory, Entry, Resource, Session, trace
-from fetcher.text import escape
-from fetcher.url import URL, WaisURL
-from schemes.wais.client import Hit, WaisAssociation, raise_for, release, run, search_database
-from schemes.wais.codec import (
+from fetcher.schemes.wais.client import Hit, WaisAssociation, raise_for, release, run, search_database
+from fetcher.schemes.wais.codec import (
     Diagnostic,
     Retrieval,
     SearchResponse,
@@ -27,7 +25,9 @@ from schemes.wais.codec import (
     retrieval_search,
     split_wpath,
 )
-from schemes.wais.hooks import Hooks, file_name
+from fetcher.schemes.wais.hooks import Hooks, file_name
+from fetcher.text import escape
+from fetcher.url import URL, WaisURL
 
 log = logging.getLogger("fetcher")
 

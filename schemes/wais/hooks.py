@@ -9,9 +9,9 @@ and its type.
 from __future__ import annotations
 
 from fetcher.handler import BaseHandler
+from fetcher.schemes.wais.codec import DocID, WaisDecodeError, split_wpath
 from fetcher.text import safe_filename
 from fetcher.url import URL, WaisURL
-from schemes.wais.codec import DocID, WaisDecodeError, split_wpath
 
 
 def file_name(docid: bytes) -> str | None:

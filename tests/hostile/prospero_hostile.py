@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import trio
 
-from schemes.prospero import ardp, protocol
+from fetcher.schemes.prospero import ardp, protocol
 
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\x9b31m"
 WINDOW = 16

@@ -11,9 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
-from fetcher.url import FtpURL, parse_url
-from schemes.ftp.data import LineBatches, NameParser, listing_entries
-from schemes.ftp.replies import (
+from fetcher.schemes.ftp.data import LineBatches, NameParser, listing_entries
+from fetcher.schemes.ftp.replies import (
     BadReply,
     Reply,
     ReplyReader,
@@ -24,6 +23,7 @@ from schemes.ftp.replies import (
     parse_replies,
     parse_size,
 )
+from fetcher.url import FtpURL, parse_url
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -13,10 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import FetchError, LimitExceeded
+from fetcher.schemes.gopher.menu import ENTRY_COST, MenuContext, MenuParser
+from fetcher.schemes.gopher.plus import (
+    ITEM_COST,
+    LINE_COST,
+    error_for,
+    parse_attributes,
+    parse_error,
+    parse_header,
+    parse_view,
+)
+from fetcher.schemes.gopher.server_errors import ERROR_PEEK, error_for_message, error_reply, resembles_error
 from fetcher.url import parse_url
-from schemes.gopher.menu import ENTRY_COST, MenuContext, MenuParser
-from schemes.gopher.plus import ITEM_COST, LINE_COST, error_for, parse_attributes, parse_error, parse_header, parse_view
-from schemes.gopher.server_errors import ERROR_PEEK, error_for_message, error_reply, resembles_error
 
 FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CTX = MenuContext(scheme="gopher", host="h", port=70)

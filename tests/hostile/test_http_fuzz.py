@@ -26,14 +26,14 @@ from hypothesis import event as note
 from hypothesis import strategies as st
 
 from fetcher.errors import FetchError, LimitExceeded, ProtocolError
+from fetcher.schemes.http.chunked import ChunkedReader
+from fetcher.schemes.http.decoding import PIECE, decoder_for
+from fetcher.schemes.http.reader import FIELD_OVERHEAD, ReplyReader
+from fetcher.schemes.http.response import RedirectNotFollowed
+from fetcher.schemes.http.verdict import not_followed
 from fetcher.settings import Limits
 from fetcher.text import escape
 from fetcher.url import HttpURL, parse_url
-from schemes.http.chunked import ChunkedReader
-from schemes.http.decoding import PIECE, decoder_for
-from schemes.http.reader import FIELD_OVERHEAD, ReplyReader
-from schemes.http.response import RedirectNotFollowed
-from schemes.http.verdict import not_followed
 
 #: CI runs a few seconds' worth; FETCHER_FUZZ_EXAMPLES=5000 runs a long hunt by hand.
 EXAMPLES = int(os.environ.get("FETCHER_FUZZ_EXAMPLES", "120"))

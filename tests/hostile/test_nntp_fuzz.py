@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import FetchError, LimitExceeded
-from fetcher.settings import Limits
-from schemes.nntp.overview import (
+from fetcher.schemes.nntp.overview import (
     article_window,
     older_note,
     overview_from_headers,
@@ -21,7 +20,7 @@ from schemes.nntp.overview import (
     parse_headers,
     parse_overview,
 )
-from schemes.nntp.responses import (
+from fetcher.schemes.nntp.responses import (
     BlockLimit,
     capability_summary,
     error_for,
@@ -31,6 +30,7 @@ from schemes.nntp.responses import (
     parse_status,
     unstuff_line,
 )
+from fetcher.settings import Limits
 
 FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PIECES = st.sampled_from(

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import FetchError, LimitExceeded
-from schemes.prospero import ardp, protocol
+from fetcher.schemes.prospero import ardp, protocol
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # Bytes that look like replies: keywords, quotes, blanks and line ends, among anything at all.

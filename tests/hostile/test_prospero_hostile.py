@@ -18,7 +18,7 @@ import trio
 from fetcher.client import Client
 from fetcher.errors import ConnectError, UnsafeURL
 from fetcher.guard import DEFAULT_POLICY
-from schemes.prospero import ardp, protocol, transport
+from fetcher.schemes.prospero import ardp, protocol, transport
 from tests.conftest import ROOT
 from tests.servers.prospero import Directory, Link, Node, serve_prospero
 

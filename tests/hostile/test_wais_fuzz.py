@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fetcher.errors import LimitExceeded
-from schemes.wais.codec import (
+from fetcher.schemes.wais.codec import (
     Diagnostic,
     DocumentHeader,
     InitResponse,
@@ -22,7 +22,7 @@ from schemes.wais.codec import (
     decode_apdu,
     encode_cint,
 )
-from schemes.wais.codec.apdu import SEARCH_RESPONSE, T_USER_INFO, frame
+from fetcher.schemes.wais.codec.apdu import SEARCH_RESPONSE, T_USER_INFO, frame
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 texts = st.text(max_size=40)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from schemes.wais.codec import (
+from fetcher.schemes.wais.codec import (
     HEADER_SIZE,
     Diagnostic,
     DocumentHeader,
@@ -33,8 +33,8 @@ from schemes.wais.codec import (
     message,
     pdu_type,
 )
-from schemes.wais.codec.apdu import SEARCH_RESPONSE, T_PRESENT_STATUS, T_USER_INFO, frame
-from schemes.wais.codec.wire import element, num
+from fetcher.schemes.wais.codec.apdu import SEARCH_RESPONSE, T_PRESENT_STATUS, T_USER_INFO, frame
+from fetcher.schemes.wais.codec.wire import element, num
 from tests.servers.common import serving as serving  # the tests import it from here
 
 #: What an attacker writes where a terminal will show it: clear screen, set the title, bell, OSC 52.

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 import trio
 
-from schemes.telnet.protocol import TelnetProtocol
+from fetcher.schemes.telnet.protocol import TelnetProtocol
 from tests.conftest import require, require_program, run_fetch
 from tests.interop.processes import Server, free_port
 

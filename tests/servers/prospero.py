@@ -20,7 +20,7 @@ from pathlib import Path
 
 import trio
 
-from schemes.prospero import ardp, protocol
+from fetcher.schemes.prospero import ardp, protocol
 from tests.servers.common import pyftpdlib_server
 
 q = protocol.quote

@@ -13,7 +13,7 @@ from functools import partial
 
 import trio
 
-from schemes.telnet.protocol import DO, ECHO, IAC, LINEMODE, NAWS, SB, SE, SGA, TTYPE, WILL
+from fetcher.schemes.telnet.protocol import DO, ECHO, IAC, LINEMODE, NAWS, SB, SE, SGA, TTYPE, WILL
 
 # DO TTYPE, WILL ECHO, WILL SGA, DO NAWS, DO LINEMODE, then SB TTYPE SEND.
 OFFER = bytes((IAC, DO, TTYPE, IAC, WILL, ECHO, IAC, WILL, SGA, IAC, DO, NAWS, IAC, DO, LINEMODE))

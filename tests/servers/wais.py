@@ -1,4 +1,4 @@
-"""A small WAIS server on trio for the tests, built on the client's own codec (schemes.wais.codec).
+"""A small WAIS server on trio for the tests, built on the client's own codec (fetcher.schemes.wais.codec).
 
 It behaves like freeWAIS-sf where wais.md describes it: Init negotiates the
 reply size (Result 0 for willPresent/willDelete), type-3 searches score the
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from schemes.wais.codec import (
+from fetcher.schemes.wais.codec import (
     HEADER_SIZE,
     Diagnostic,
     DocID,

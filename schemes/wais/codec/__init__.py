@@ -9,7 +9,7 @@ diagnostics, `docid` the DocID and its URL form.  No I/O anywhere.
 from __future__ import annotations
 
 from fetcher.errors import LimitExceeded
-from schemes.wais.codec.apdu import (
+from fetcher.schemes.wais.codec.apdu import (
     DEFAULT_MESSAGE_SIZE,
     INIT,
     INIT_RESPONSE,
@@ -25,10 +25,17 @@ from schemes.wais.codec.apdu import (
     retrieval_search,
     word_search,
 )
-from schemes.wais.codec.docid import DocID, docid_from_string, docid_to_string, freewais_docid, media_type, split_wpath
-from schemes.wais.codec.query import Operator, QueryItem, Retrieval, Term, parse_retrievals, retrieval_query
-from schemes.wais.codec.response import Diagnostic, DocumentHeader, DocumentText, SearchResponse
-from schemes.wais.codec.wire import (
+from fetcher.schemes.wais.codec.docid import (
+    DocID,
+    docid_from_string,
+    docid_to_string,
+    freewais_docid,
+    media_type,
+    split_wpath,
+)
+from fetcher.schemes.wais.codec.query import Operator, QueryItem, Retrieval, Term, parse_retrievals, retrieval_query
+from fetcher.schemes.wais.codec.response import Diagnostic, DocumentHeader, DocumentText, SearchResponse
+from fetcher.schemes.wais.codec.wire import (
     DEFAULT_MAX_APDU,
     DEFAULT_MAX_FIELD,
     DEFAULT_MAX_RECORDS,

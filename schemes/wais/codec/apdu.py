@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from schemes.wais.codec.query import QueryItem, Retrieval, decode_query, encode_query, retrieval_query
-from schemes.wais.codec.wire import (
+from fetcher.schemes.wais.codec.query import QueryItem, Retrieval, decode_query, encode_query, retrieval_query
+from fetcher.schemes.wais.codec.wire import (
     DEFAULT_MAX_FIELD,
     Reader,
     WaisDecodeError,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from schemes.wais.codec.wire import Reader, WaisDecodeError, as_text, element
+from fetcher.schemes.wais.codec.wire import Reader, WaisDecodeError, as_text, element
 
 ORIGINAL_SERVER, ORIGINAL_DATABASE, ORIGINAL_LOCAL_ID = 1, 2, 3
 DISTRIBUTOR_SERVER, DISTRIBUTOR_DATABASE, DISTRIBUTOR_LOCAL_ID = 4, 5, 6

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from schemes.wais.codec.wire import Reader, WaisDecodeError, WaisEncodeError, as_text, element, string, text
+from fetcher.schemes.wais.codec.wire import Reader, WaisDecodeError, WaisEncodeError, as_text, element, string, text
 
 T_ATTRIBUTES, T_TERM, T_OPERATOR = 44, 45, 46
 

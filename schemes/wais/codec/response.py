@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from fetcher.errors import LimitExceeded
-from schemes.wais.codec.apdu import (
+from fetcher.schemes.wais.codec.apdu import (
     SEARCH_RESPONSE,
     T_DIAGNOSTIC,
     T_DOCUMENT_ID,
@@ -23,7 +23,7 @@ from schemes.wais.codec.apdu import (
     frame,
     open_apdu,
 )
-from schemes.wais.codec.wire import (
+from fetcher.schemes.wais.codec.wire import (
     DEFAULT_MAX_FIELD,
     DEFAULT_MAX_RECORDS,
     Reader,
