@@ -16,7 +16,7 @@ import fetcher
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("fetch", "download", "listings", "bulk", "mirror", "errors", "safety", "extending", "reference", "tour",
-         "options", "command", "cluster", "warc", "library", "benchmarks")  # fmt: skip
+         "options", "command", "cluster", "warc", "library", "benchmarks", "architecture")  # fmt: skip
 #: README.md is the front page (and the PyPI description): what fetcher is, the two commands, examples and
 #: links; the reference, the safety rules, the benchmarks and the internals live on the docs site.
 README_MAX_LINES = 250

@@ -49,7 +49,7 @@ async def server(nursery: trio.Nursery) -> HTTPTestServer:
 
 
 def test_every_example_is_covered() -> None:
-    tested = {"bulk.py", "sync_script.py", "mirror.py", "tour.py", "asyncio_example.py"}
+    tested = {"bulk.py", "sync_script.py", "mirror.py", "tour.py", "asyncio_example.py", "new_scheme.py"}
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested
 
 
@@ -164,6 +164,13 @@ async def test_mirror_over_a_file_tree(tmp_path: Path) -> None:
     base = Path("file_localhost", *tree.parts[1:])
     assert saved == [base / "sub" / "mid.txt", base / "top.txt"]  # low.txt is below --depth 2
     assert (tmp_path / "out" / base / "top.txt").read_bytes() == b"top\n"
+
+
+async def test_new_scheme(tmp_path: Path) -> None:
+    """A scheme in one module and one registry entry (docs/architecture.md), fetched from its own server."""
+    result = await run_example(tmp_path, "new_scheme.py")
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout == b"echo: hello\n"
 
 
 async def test_tour(tmp_path: Path) -> None:
