@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from fetcher.errors import ProtocolError, TooLarge
 from fetcher.net import aio
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from fetcher.net.ratelimit import RateLimiter
 
 Kind = Literal["document", "listing", "advisory"]
+T = TypeVar("T")
 
 
 @dataclass
@@ -182,35 +183,17 @@ class Resource:
         if self._body is None:
             return
         body, self._body = self._body, None
-        limit = self.max_size
         budget = self.budget
         tap = self.tap
         rate = self.rate
         while True:
-            # Each read runs under this resource's time rules (even when the
-            # caller reads several resources in turn), with the deadline as a
-            # backstop for bodies that do not come through a `Connection`.
-            token = current_budget.set(budget) if budget is not None else None
             try:
-                with aio.cancel_scope(deadline=budget.deadline if budget is not None else math.inf) as scope:
-                    chunk = await body.__anext__()
+                chunk = await _bounded(budget, body.__anext__)
             except StopAsyncIteration:
                 if tap is not None:
                     tap.complete = True
                 return
-            finally:
-                if token is not None:
-                    current_budget.reset(token)
-            if scope.cancelled_caught:
-                assert budget is not None
-                raise budget.expired()
-            self.bytes_read += len(chunk)
-            if limit is not None and self.bytes_read > limit:
-                raise TooLarge(
-                    f"the body is larger than the limit of {limit} bytes",
-                    hint="raise --max-size if you expected this",
-                    url=str(self.url),
-                )
+            self._account(len(chunk))
             if tap is not None:
                 tap.payload(chunk)
             if rate is None:
@@ -263,17 +246,12 @@ class Resource:
         return await self._direct_read(cast(DirectBody, self._body).splice_into, pipe, count)
 
     async def _direct_read(self, read: Callable[..., Awaitable[int]], *args: Any) -> int:
-        budget = self.budget
-        token = current_budget.set(budget) if budget is not None else None
-        try:
-            with aio.cancel_scope(deadline=budget.deadline if budget is not None else math.inf) as scope:
-                count = await read(*args)
-        finally:
-            if token is not None:
-                current_budget.reset(token)
-        if scope.cancelled_caught:
-            assert budget is not None
-            raise budget.expired()
+        count = await _bounded(self.budget, read, *args)
+        self._account(count)
+        return count
+
+    def _account(self, count: int) -> None:
+        """Count `count` more bytes of the body: past --max-size, fail before the caller sees them."""
         self.bytes_read += count
         limit = self.max_size
         if limit is not None and self.bytes_read > limit:
@@ -282,7 +260,6 @@ class Resource:
                 hint="raise --max-size if you expected this",
                 url=str(self.url),
             )
-        return count
 
     async def read(self) -> bytes:
         """The whole body in memory; use iteration for large documents."""
@@ -318,6 +295,26 @@ def check_length(resource: Resource, written: int) -> None:
             f"transfer ended at {written} of {resource.size} bytes",
             hint="run again with -C/--continue to resume",
         )
+
+
+async def _bounded(budget: Budget | None, read: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """`read(*args)` under a resource's time rules, for iteration and direct reads alike.
+
+    Its budget is the current one while the read runs (even when the caller
+    reads several resources in turn), and its deadline is a backstop for
+    bodies that do not come through a `Connection`.
+    """
+    token = current_budget.set(budget) if budget is not None else None
+    try:
+        with aio.cancel_scope(deadline=budget.deadline if budget is not None else math.inf) as scope:
+            result = await read(*args)
+    finally:
+        if token is not None:
+            current_budget.reset(token)
+    if scope.cancelled_caught:
+        assert budget is not None
+        raise budget.expired()
+    return result
 
 
 async def _pace(seconds: float, budget: Budget | None) -> None:

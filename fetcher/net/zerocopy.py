@@ -9,6 +9,8 @@ from __future__ import annotations
 import errno
 import os
 import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fetcher.net import aio
 from fetcher.net.budget import current_budget
@@ -36,17 +38,26 @@ class ZeroCopyStream(Stream):
             data = await self._receive(len(view), "receiving")
             view[: len(data)] = data
             return len(data)
+        try:
+            return await self._socket_read(aio.recv_into, view)
+        except OSError as error:
+            raise self._broken(error) from None
+
+    async def _socket_read(self, read: Callable[..., Awaitable[int]], *args: Any) -> int:
+        """`read(socket, *args)` on the plain socket under every timeout of a `Stream` read, its count counted.
+
+        The one timed read of both ways in; an OSError is the caller's to judge
+        (a broken connection, or a socket that cannot splice).
+        """
         sock = self._plain_socket()
         budget = current_budget.get()
         started = aio.current_time()
         until, why = self._read_until(budget, started)
         try:
             with fail_at(until):
-                count = await aio.recv_into(sock, view)
+                count = await read(sock, *args)
         except TooSlow:
             raise self._read_too_slow(budget, why, "receiving") from None
-        except OSError as error:
-            raise self._broken(error) from None
         self._count(count, budget, started)
         return count
 
@@ -70,22 +81,12 @@ class ZeroCopyStream(Stream):
     async def splice_into(self, pipe: int, count: int) -> int:
         """Like `receive_into`, into a pipe with splice(2) (only when `can_splice`): the count, 0 at end of stream."""
         if not self._buffer and not self._eof and self._splice_works:
-            sock = self._plain_socket()
-            budget = current_budget.get()
-            started = aio.current_time()
-            until, why = self._read_until(budget, started)
             try:
-                with fail_at(until):
-                    moved = await aio.splice_from(sock, pipe, count)
-            except TooSlow:
-                raise self._read_too_slow(budget, why, "receiving") from None
+                return await self._socket_read(aio.splice_from, pipe, count)
             except OSError as error:
                 if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
                     raise self._broken(error) from None
                 self._splice_works = False  # a kernel or socket without splice: nothing was moved, read instead
-            else:
-                self._count(moved, budget, started)
-                return moved
         # Buffered bytes, the end, or no splice: an ordinary read, written into the caller's empty pipe
         # (which takes `count` bytes: the caller asks no more than the pipe holds).
         data = await self.receive_some(count)
