@@ -16,60 +16,60 @@ re-exports under `TYPE_CHECKING`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-# public name -> the submodule that defines it
+# public name -> the submodule that defines it (loaded on first use: fetcher.lazy)
 _EXPORTS = {
-    "parse_url": "url",
-    "join": "url",
-    "URL": "url",
-    "FtpURL": "url",
-    "HttpURL": "url",
-    "GopherURL": "url",
-    "NewsURL": "url",
-    "NntpURL": "url",
-    "TelnetURL": "url",
-    "WaisURL": "url",
-    "FileURL": "url",
-    "ProsperoURL": "url",
-    "MailtoURL": "url",
-    "GenericURL": "url",
-    "Client": "client",
-    "Session": "handler",
-    "Fetched": "bulk.outcomes",
-    "Outcome": "bulk.outcomes",
-    "fetch": "client",
-    "FetchAll": "bulk.batch",
-    "Outcomes": "bulk.batch",
-    "fetch_sync": "sync",
-    "download_sync": "sync",
-    "fetch_all_sync": "sync",
-    "Download": "disk.writer",
-    "Settings": "settings",
-    "SettingsOverrides": "settings",
-    "Limits": "settings",
-    "Resource": "resource",
-    "Entry": "resource",
-    "Advisory": "resource",
-    "Policy": "guard",
-    "FetchError": "errors",
-    "UsageError": "errors",
-    "URLError": "errors",
-    "UnsafeURL": "errors",
-    "ConnectError": "errors",
-    "AuthError": "errors",
-    "NotFound": "errors",
-    "ProtocolError": "errors",
-    "TooLarge": "errors",
-    "LimitExceeded": "errors",
-    "Timeout": "errors",
-    "OutputError": "errors",
-    "Interrupted": "errors",
+    "parse_url": ".url",
+    "join": ".url",
+    "URL": ".url",
+    "FtpURL": ".url",
+    "HttpURL": ".url",
+    "GopherURL": ".url",
+    "NewsURL": ".url",
+    "NntpURL": ".url",
+    "TelnetURL": ".url",
+    "WaisURL": ".url",
+    "FileURL": ".url",
+    "ProsperoURL": ".url",
+    "MailtoURL": ".url",
+    "GenericURL": ".url",
+    "Client": ".client",
+    "Session": ".handler",
+    "Fetched": ".bulk.outcomes",
+    "Outcome": ".bulk.outcomes",
+    "fetch": ".client",
+    "FetchAll": ".bulk.batch",
+    "Outcomes": ".bulk.batch",
+    "fetch_sync": ".sync",
+    "download_sync": ".sync",
+    "fetch_all_sync": ".sync",
+    "Download": ".disk.writer",
+    "Settings": ".settings",
+    "SettingsOverrides": ".settings",
+    "Limits": ".settings",
+    "Resource": ".resource",
+    "Entry": ".resource",
+    "Advisory": ".resource",
+    "Policy": ".guard",
+    "FetchError": ".errors",
+    "UsageError": ".errors",
+    "URLError": ".errors",
+    "UnsafeURL": ".errors",
+    "ConnectError": ".errors",
+    "AuthError": ".errors",
+    "NotFound": ".errors",
+    "ProtocolError": ".errors",
+    "TooLarge": ".errors",
+    "LimitExceeded": ".errors",
+    "Timeout": ".errors",
+    "OutputError": ".errors",
+    "Interrupted": ".errors",
 }
 # submodules reachable as attributes (`fetcher.errors.NotFound`) without an explicit import
-_SUBMODULES = frozenset({"errors", "sync"})
+_SUBMODULES = {"errors": ".errors", "sync": ".sync"}
 
 __all__ = [
     "URL",
@@ -172,17 +172,9 @@ else:
     # Hidden from type checkers: a module __getattr__ would make every
     # misspelt `from fetcher import ...` an Any instead of an error.
 
-    def __getattr__(name: str) -> Any:
-        import importlib
+    from fetcher.lazy import lazy_getattr as _lazy_getattr
 
-        if name in _SUBMODULES:
-            return importlib.import_module(f".{name}", __name__)
-        module_name = _EXPORTS.get(name)
-        if module_name is None:
-            raise AttributeError(f"module 'fetcher' has no attribute {name!r}")
-        value = getattr(importlib.import_module(f".{module_name}", __name__), name)
-        globals()[name] = value
-        return value
+    __getattr__ = _lazy_getattr(globals(), _EXPORTS, _SUBMODULES)
 
     def __dir__() -> list[str]:
         return sorted({*globals(), *__all__})

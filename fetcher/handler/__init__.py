@@ -34,66 +34,69 @@ contract defines itself; the rest lives in its layer and is re-exported.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-# public name -> "module" (a module re-exported whole) or "module:attribute"
+# public name -> the module that defines it (loaded on first use: fetcher.lazy)
 _EXPORTS = {
-    "Handler": "fetcher.handler.base:Handler",
-    "BaseHandler": "fetcher.handler.base:BaseHandler",
-    "Topic": "fetcher.handler.topic:Topic",
-    "Session": "fetcher.handler.session:Session",
-    "SessionHost": "fetcher.handler.session:SessionHost",
-    "Origin": "fetcher.handler.session:Origin",
-    "in_bulk_run": "fetcher.handler.context:in_bulk_run",
-    "bulk_run": "fetcher.handler.context:bulk_run",
-    "current_tap": "fetcher.handler.context:current_tap",
-    "Tap": "fetcher.archive.tap:Tap",
-    "start_tap": "fetcher.handler.context:start_tap",
-    "LaneItem": "fetcher.handler.lanes:LaneItem",
-    "LaneWork": "fetcher.handler.lanes:LaneWork",
-    "LaneWriter": "fetcher.handler.lanes:LaneWriter",
-    "LaneHandler": "fetcher.handler.lanes:LaneHandler",
-    "admits": "fetcher.handler.lanes:admits",
-    "sequential_key": "fetcher.handler.lanes:sequential_key",
-    "run_sequential": "fetcher.handler.lanes:run_sequential",
-    "deliver": "fetcher.handler.lanes:deliver",
-    "Validators": "fetcher.handler.validators:Validators",
-    "seconds": "fetcher.handler.validators:seconds",
-    "valid_tag": "fetcher.handler.validators:valid_tag",
-    "RequestNotes": "fetcher.handler.notes:RequestNotes",
-    "NO_NOTES": "fetcher.handler.notes:NO_NOTES",
-    "Confinement": "fetcher.handler.notes:Confinement",
-    "Resource": "fetcher.resource:Resource",
-    "Entry": "fetcher.resource:Entry",
-    "Advisory": "fetcher.resource:Advisory",
-    "Closer": "fetcher.resource:Closer",
-    "check_length": "fetcher.resource:check_length",
-    "Connection": "fetcher.net.connection:Connection",
-    "current_budget": "fetcher.net.budget:current_budget",
-    "trace": "fetcher.net.tracing:trace",
-    "fail_after": "fetcher.net.deadlines:fail_after",
-    "move_on_after": "fetcher.net.deadlines:move_on_after",
-    "move_on_at": "fetcher.net.deadlines:move_on_at",
-    "TooSlow": "fetcher.net.deadlines:TooSlow",
-    "open_udp": "fetcher.net.udp:open_udp",
-    "Address": "fetcher.net.udp:Address",
-    "Endpoint": "fetcher.net.udp:Endpoint",
-    "open_relay": "fetcher.net.relay:open_relay",
-    "InputReader": "fetcher.net.stdio:InputReader",
-    "running_loop": "fetcher.net.threads:running_loop",
+    "Handler": "fetcher.handler.base",
+    "BaseHandler": "fetcher.handler.base",
+    "Topic": "fetcher.handler.topic",
+    "Session": "fetcher.handler.session",
+    "SessionHost": "fetcher.handler.session",
+    "Origin": "fetcher.handler.session",
+    "in_bulk_run": "fetcher.handler.context",
+    "bulk_run": "fetcher.handler.context",
+    "current_tap": "fetcher.handler.context",
+    "Tap": "fetcher.archive.tap",
+    "start_tap": "fetcher.handler.context",
+    "LaneItem": "fetcher.handler.lanes",
+    "LaneWork": "fetcher.handler.lanes",
+    "LaneWriter": "fetcher.handler.lanes",
+    "LaneHandler": "fetcher.handler.lanes",
+    "admits": "fetcher.handler.lanes",
+    "sequential_key": "fetcher.handler.lanes",
+    "run_sequential": "fetcher.handler.lanes",
+    "deliver": "fetcher.handler.lanes",
+    "Validators": "fetcher.handler.validators",
+    "seconds": "fetcher.handler.validators",
+    "valid_tag": "fetcher.handler.validators",
+    "RequestNotes": "fetcher.handler.notes",
+    "NO_NOTES": "fetcher.handler.notes",
+    "Confinement": "fetcher.handler.notes",
+    "Resource": "fetcher.resource",
+    "Entry": "fetcher.resource",
+    "Advisory": "fetcher.resource",
+    "Closer": "fetcher.resource",
+    "check_length": "fetcher.resource",
+    "Connection": "fetcher.net.connection",
+    "current_budget": "fetcher.net.budget",
+    "trace": "fetcher.net.tracing",
+    "fail_after": "fetcher.net.deadlines",
+    "move_on_after": "fetcher.net.deadlines",
+    "move_on_at": "fetcher.net.deadlines",
+    "TooSlow": "fetcher.net.deadlines",
+    "open_udp": "fetcher.net.udp",
+    "Address": "fetcher.net.udp",
+    "Endpoint": "fetcher.net.udp",
+    "open_relay": "fetcher.net.relay",
+    "InputReader": "fetcher.net.stdio",
+    "running_loop": "fetcher.net.threads",
+    "Policy": "fetcher.guard",
+    "DEFAULT_POLICY": "fetcher.guard",
+    "check_port": "fetcher.guard",
+    "check_headers": "fetcher.guard",
+    "Limits": "fetcher.settings",
+    "DEFAULT_LIMITS": "fetcher.settings",
+    "guess_type": "fetcher.mime",
+    "__version__": "fetcher",
+}
+# public name -> a module re-exported whole
+_MODULES = {
     "aio": "fetcher.net.aio",
     "guard": "fetcher.guard",
-    "Policy": "fetcher.guard:Policy",
-    "DEFAULT_POLICY": "fetcher.guard:DEFAULT_POLICY",
-    "check_port": "fetcher.guard:check_port",
-    "check_headers": "fetcher.guard:check_headers",
-    "Limits": "fetcher.settings:Limits",
-    "DEFAULT_LIMITS": "fetcher.settings:DEFAULT_LIMITS",
-    "guess_type": "fetcher.mime:guess_type",
-    "__version__": "fetcher:__version__",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted({*_EXPORTS, *_MODULES})
 
 if TYPE_CHECKING:
     from fetcher import __version__ as __version__
@@ -152,17 +155,9 @@ if TYPE_CHECKING:
 else:
     # Hidden from type checkers, as in fetcher/__init__.py: they read the imports above.
 
-    def __getattr__(name: str) -> Any:
-        import importlib
+    from fetcher.lazy import lazy_getattr as _lazy_getattr
 
-        target = _EXPORTS.get(name)
-        if target is None:
-            raise AttributeError(f"module 'fetcher.handler' has no attribute {name!r}")
-        module_name, _, attribute = target.partition(":")
-        module = importlib.import_module(module_name)
-        value = getattr(module, attribute) if attribute else module
-        globals()[name] = value
-        return value
+    __getattr__ = _lazy_getattr(globals(), _EXPORTS, _MODULES)
 
     def __dir__() -> list[str]:
         return sorted({*globals(), *__all__})

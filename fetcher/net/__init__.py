@@ -18,23 +18,23 @@ first use (importing the package loads no socket, TLS or event-loop code).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-# public name -> the submodule that defines it (the former fetcher.net module's names)
+# public name -> the submodule that defines it (the former fetcher.net module's names; fetcher.lazy)
 _EXPORTS = {
-    "Budget": "budget",
-    "current_budget": "budget",
-    "open_connection": "connect",
-    "dial": "connect",
-    "Connection": "connection",
-    "TooSlow": "deadlines",
-    "fail_at": "deadlines",
-    "fail_after": "deadlines",
-    "move_on_at": "deadlines",
-    "MAX_LINE": "lines",
-    "RECEIVE_SIZE": "stream",
-    "TLSError": "tls",
-    "trace": "tracing",
+    "Budget": ".budget",
+    "current_budget": ".budget",
+    "open_connection": ".connect",
+    "dial": ".connect",
+    "Connection": ".connection",
+    "TooSlow": ".deadlines",
+    "fail_at": ".deadlines",
+    "fail_after": ".deadlines",
+    "move_on_at": ".deadlines",
+    "MAX_LINE": ".lines",
+    "RECEIVE_SIZE": ".stream",
+    "TLSError": ".tls",
+    "trace": ".tracing",
 }
 
 if TYPE_CHECKING:
@@ -52,13 +52,6 @@ if TYPE_CHECKING:
     from fetcher.net.tls import TLSError as TLSError
     from fetcher.net.tracing import trace as trace
 else:
+    from fetcher.lazy import lazy_getattr as _lazy_getattr
 
-    def __getattr__(name: str) -> Any:
-        import importlib
-
-        module_name = _EXPORTS.get(name)
-        if module_name is None:
-            raise AttributeError(f"module 'fetcher.net' has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{module_name}"), name)
-        globals()[name] = value
-        return value
+    __getattr__ = _lazy_getattr(globals(), _EXPORTS)
