@@ -29,7 +29,6 @@ from fetcher.disk.writer import Download
 from fetcher.errors import AuthError, FetchError, NotFound, UsageError
 from fetcher.handler.context import in_bulk_run, start_tap
 from fetcher.handler.notes import NO_NOTES, Request, RequestNotes
-from fetcher.handler.session import Origin
 from fetcher.handler.session import Session as Session
 from fetcher.net import aio
 from fetcher.net.budget import Budget, current_budget
@@ -133,25 +132,17 @@ class Client:
 
     # -- retrieval ----------------------------------------------------------
 
-    async def _open(
-        self,
-        url: URL | str,
-        *,
-        offset: int = 0,
-        hops: int = 0,
-        origin: URL | None = None,
-        user_origin: Origin | None = None,
-        validators: Validators | None = None,
-        notes: RequestNotes = NO_NOTES,
-    ) -> Resource:
-        if isinstance(url, str):
-            url = parse_url(url)
+    def _session(self, url: URL, *, offset: int = 0, validators: Validators | None = None,
+                 notes: RequestNotes = NO_NOTES) -> Session:  # fmt: skip
+        """The session of a retrieval the caller starts (not a redirect's): -u belongs to a bulk run's first URL."""
+        return Session(self, url, offset=offset, user_origin=bulk_user_origin.get(), validators=validators,
+                       notes=notes)  # fmt: skip
+
+    async def _open(self, session: Session) -> Resource:
+        """Run one retrieval: the guard, then `session.url`'s handler, with the archive tap around it."""
+        url = session.url
         guard.check(url, self.policy)
         handler = get_handler(url.scheme)
-        if user_origin is None:
-            user_origin = bulk_user_origin.get()
-        session = Session(self, url, offset=offset, hops=hops, origin=origin, user_origin=user_origin,
-                          validators=validators, notes=notes)  # fmt: skip
         session.tap = start_tap(url.redacted(), url.scheme, keeps_dialogue=hooks(url.scheme).keeps_dialogue)
         try:
             resource = await handler.open(url, session)
@@ -159,8 +150,8 @@ class Client:
             if session.tap is not None:
                 await _settle_failed_tap(session.tap, error)
             raise
-        if hops and "redirects" not in resource.metadata:  # the last hop's count (-w %{num_redirects})
-            resource.metadata["redirects"] = hops
+        if session.hops and "redirects" not in resource.metadata:  # the last hop's count (-w %{num_redirects})
+            resource.metadata["redirects"] = session.hops
         if session.tap is not None and resource.tap is None and not session.tap.closed:
             resource.tap = session.tap
         if resource.max_size is None:
@@ -209,7 +200,7 @@ class Client:
             # (name lookup, UDP exchanges); those raise the same Timeout themselves.
             with aio.cancel_scope(deadline=budget.deadline) as scope:
                 if redirect is None:
-                    resource = await self._open(url, offset=offset, validators=validators, notes=notes)
+                    resource = await self._open(self._session(url, offset=offset, validators=validators, notes=notes))
                 else:  # the lane read the redirect; follow it as the handler would have
                     resource = await Session(self, url, offset=offset, validators=validators).follow(redirect)
             if scope.cancelled_caught:

@@ -129,7 +129,7 @@ class LaneWorker:
 
     async def open(self, url: URL) -> Resource:
         """Open `url` as the task path does (`Client._open`: guard, handler), without its retries or resume."""
-        return await self.client._open(url)
+        return await self.client._open(self.client._session(url))
 
     async def done(self, item: LaneItem, result: Fetched | Download) -> None:
         await self._emit(Outcome(url=item.text, result=result, seconds=time.monotonic() - item.started))

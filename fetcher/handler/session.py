@@ -49,16 +49,9 @@ class SessionHost(Protocol):
 
     def budget(self, url: URL) -> Budget: ...
 
-    async def _open(
-        self,
-        url: URL | str,
-        *,
-        offset: int = 0,
-        hops: int = 0,
-        origin: URL | None = None,
-        user_origin: Origin | None = None,
-        validators: Validators | None = None,
-    ) -> Resource: ...
+    async def _open(self, session: Session) -> Resource:
+        """Run `session`'s retrieval (the guard, the scheme's handler): how `follow` takes its next hop."""
+        ...
 
 
 class Session:
@@ -173,7 +166,7 @@ class Session:
         trace.debug("* %s to %s", reason, url.redacted())
         if self.tap is not None:
             await self.tap.commit(hop=True)
-        return await self.client._open(
-            url, offset=self.offset, hops=self.hops + 1, origin=self.origin, user_origin=self.user_origin,
-            validators=self.validators,
-        )
+        return await self.client._open(Session(
+            self.client, url, offset=self.offset, hops=self.hops + 1, origin=self.origin,
+            user_origin=self.user_origin, validators=self.validators,
+        ))  # fmt: skip
