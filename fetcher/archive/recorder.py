@@ -29,13 +29,12 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from fetcher.archive.cdx import status_and_type
 from fetcher.archive.gzip_members import SAMPLE, incompressible
 from fetcher.archive.in_place import STREAM_GZIP_LEVEL, InPlace
-from fetcher.archive.records import GZIP_LEVEL, RecordWriter, Seen, new_record_id, sha1_digest, warc_date
+from fetcher.archive.records import RecordOptions, RecordWriter, Seen, new_record_id, sha1_digest, warc_date
 from fetcher.archive.spool import Sink, Spool
 from fetcher.archive.tap import Capture
 from fetcher.net import aio
@@ -53,15 +52,7 @@ class WarcRecorder(RecordWriter):
     """Writes captures as WARC/1.1 records (see module docstring)."""
 
     def __init__(
-        self,
-        name: str | os.PathLike[str],
-        *,
-        max_size: int | None = None,
-        cdx: bool = False,
-        dedup: bool = False,
-        command_line: Sequence[str] = (),
-        gzip_level: int = GZIP_LEVEL,
-        always_deflate: bool = False,
+        self, name: str | os.PathLike[str], *, always_deflate: bool = False, **options: Unpack[RecordOptions]
     ) -> None:
         #: --warc-deflate always: a record deflated in place stays deflated however fast the bytes
         #: arrive (the smaller archive over the faster transfer; see HURRY_BACKLOG).
@@ -74,8 +65,7 @@ class WarcRecorder(RecordWriter):
         self._waiting_memory = 0
         #: Set while a worker thread writes records (no record may start in place meanwhile).
         self._threaded = False
-        super().__init__(name, max_size=max_size, cdx=cdx, dedup=dedup, command_line=command_line,
-                         gzip_level=gzip_level)  # fmt: skip
+        super().__init__(name, **options)
 
     # -- closing, and SIGTERM ----------------------------------------------
 

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from fetcher import __version__
 from fetcher.archive.cdx import cdx_line, cdx_text, status_and_type
@@ -112,6 +112,19 @@ def safe_command_line(argv: Sequence[str]) -> str:
             word = "--user=" + user + (":****" if sep else "")
         shown.append(redact(word))
     return " ".join(shown)
+
+
+class RecordOptions(TypedDict, total=False):
+    """`RecordWriter`'s keyword arguments, as a subclass passes them on (`WarcRecorder`)."""
+
+    #: --warc-max-size: a new file once one passes this many bytes.
+    max_size: int | None
+    #: --warc-cdx, --warc-dedup.
+    cdx: bool
+    dedup: bool
+    #: The command line the warcinfo record names (passwords masked).
+    command_line: Sequence[str]
+    gzip_level: int
 
 
 class RecordWriter:
