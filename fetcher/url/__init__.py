@@ -29,46 +29,11 @@ this); anything unusual, valid or not, is decided by the careful route.
 
 from __future__ import annotations
 
+from fetcher.url import values
 from fetcher.url.careful import unwrap
 from fetcher.url.fast import parse_url
 from fetcher.url.join import join
-from fetcher.url.values import (
-    DEFAULT_PORTS,
-    URL,
-    FileURL,
-    FtpURL,
-    GenericURL,
-    GopherURL,
-    HttpURL,
-    MailtoURL,
-    NewsURL,
-    NntpURL,
-    ProsperoURL,
-    TelnetURL,
-    WaisURL,
-    fields_of,
-    redact,
-    to_bytes,
-)
+from fetcher.url.values import *  # noqa: F403 (the URL classes and their helpers: values.__all__ names them once)
 
-__all__ = [
-    "DEFAULT_PORTS",
-    "URL",
-    "FileURL",
-    "FtpURL",
-    "GenericURL",
-    "GopherURL",
-    "HttpURL",
-    "MailtoURL",
-    "NewsURL",
-    "NntpURL",
-    "ProsperoURL",
-    "TelnetURL",
-    "WaisURL",
-    "fields_of",
-    "join",
-    "parse_url",
-    "redact",
-    "to_bytes",
-    "unwrap",
-]
+__all__ = ["join", "parse_url", "unwrap"]
+__all__ += values.__all__

@@ -14,6 +14,26 @@ from urllib.parse import unquote as _unquote
 
 from fetcher.text import mask_secrets
 
+# What fetcher.url re-exports.
+__all__ = [
+    "DEFAULT_PORTS",
+    "URL",
+    "FileURL",
+    "FtpURL",
+    "GenericURL",
+    "GopherURL",
+    "HttpURL",
+    "MailtoURL",
+    "NewsURL",
+    "NntpURL",
+    "ProsperoURL",
+    "TelnetURL",
+    "WaisURL",
+    "fields_of",
+    "redact",
+    "to_bytes",
+]
+
 DEFAULT_PORTS: dict[str, int] = {
     "ftp": 21,
     "ftps": 990,
