@@ -221,16 +221,7 @@ class Client:
         """Retrieve into memory: bytes for documents, entries for listings."""
         async with self.open(url, notes=notes) as resource:
             content = await resource.read() if resource.kind == "document" else b""
-            return Fetched(
-                url=resource.url,
-                kind=resource.kind,
-                content=content,
-                entries=resource.entries,
-                advisory=resource.advisory,
-                content_type=resource.content_type,
-                size=resource.size,
-                metadata=resource.metadata,
-            )
+            return Fetched.with_body(resource, content)
 
     async def download(self, url: URL | str, path: str | os.PathLike[str], *, resume: bool = False) -> Download:
         """Stream a document to `path`, written as `path.part` and renamed when complete.

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from fetcher.handler.session import Origin
 
 #: The origin -u credentials belong to inside `fetch_all` (its first URL):
-#: set per worker task, read when a top-level retrieval starts (`Client._open`).
+#: set per worker task, read when a top-level retrieval starts (`Client._session`).
 bulk_user_origin: ContextVar[Origin | None] = ContextVar("fetcher_bulk_user_origin", default=None)
 
 
@@ -53,6 +53,14 @@ class Fetched:
             content_type=resource.content_type,
             metadata=resource.metadata,
         )
+
+    @classmethod
+    def with_body(cls, resource: Resource, content: bytes) -> Fetched:
+        """`resource` read into memory (`Client.fetch`): its facts, `content` (b"" but for a document) and its size."""
+        fetched = cls.without_body(resource)
+        fetched.content = content
+        fetched.size = resource.size
+        return fetched
 
 
 @dataclass
