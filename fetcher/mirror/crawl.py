@@ -290,7 +290,7 @@ class Crawl(Generic[J]):
         else an HTTP copy's time (and ETag) go on the job as its conditions."""
         assert job.url is not None
         key = str(job.url)
-        if not self.mirror.timestamping or key in self.run.visited or mask_secrets(key) in self.run.done:
+        if not self.mirror.options.timestamping or key in self.run.visited or mask_secrets(key) in self.run.done:
             return False
         path = self.run.document_path(job)
         job.path = path

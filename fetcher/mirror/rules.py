@@ -170,12 +170,8 @@ class Mirror:
     """The state of one `-r` run: scopes, lineage for loops, robots.txt, the facts -N compares."""
 
     def __init__(self, options: MirrorOptions, *, user_agent: str, log: Any) -> None:
+        #: What the command line asked (-r's options): read here, never copied.
         self.options = options
-        self.parent = options.parent
-        self.timestamping = options.timestamping
-        self.use_robots = options.robots
-        self.follow_schemes = options.follow_schemes
-        self.span_hosts = options.span_hosts
         #: The origins and hosts (lower case) of the start URLs: where links may lead without --span-hosts.
         self.origins: set[Origin] = set()
         self.hosts: set[str] = set()
@@ -209,7 +205,7 @@ class Mirror:
 
     def consider(self, parent: URL, entry: Entry, url: URL | None) -> str | None:
         """Why a link is not followed ("" to drop it silently as out of scope), or None to follow it."""
-        reason = unmirrorable(entry, self.follow_schemes)
+        reason = unmirrorable(entry, self.options.follow_schemes)
         if reason is not None:
             return reason
         if url is None:
@@ -221,14 +217,14 @@ class Mirror:
         if target is not None:
             here = place(parent)
             directory = here[1].rstrip("/") + "/" if here is not None else ""
-            reason = link_refused(directory, target, "" if self.parent or scope is None else scope[1])
+            reason = link_refused(directory, target, "" if self.options.parent or scope is None else scope[1])
             if reason is not None:
                 self.loops += reason.startswith("a loop")
                 return reason
-        if not self.parent and (segment := encoded_climb(url)) is not None:
+        if not self.options.parent and (segment := encoded_climb(url)) is not None:
             return (f"the path segment {segment!r} is a dot segment once a server decodes it "
                     "(it may climb above the start directory); not followed")  # fmt: skip
-        if not self.parent and scope is not None and not in_scope(url, scope):
+        if not self.options.parent and scope is not None and not in_scope(url, scope):
             where = place(url)
             if where is not None and where[0] == scope[0]:
                 return ""  # above or beside the start directory: not this tree
@@ -245,9 +241,9 @@ class Mirror:
         here, there = origin(parent), origin(url)
         if parent.scheme == "news" and url.scheme in ("nntp", "nntps"):
             return None
-        if url.scheme != parent.scheme and url.scheme not in self.follow_schemes:
+        if url.scheme != parent.scheme and url.scheme not in self.options.follow_schemes:
             return ""
-        if self.span_hosts or there == here or there in self.origins:
+        if self.options.span_hosts or there == here or there in self.origins:
             return None
         if there[1] not in self.hosts and there[1] != here[1]:
             return ""
@@ -266,7 +262,7 @@ class Mirror:
         if url.scheme not in ("ftp", "ftps") or entry.type not in ("link", "unknown") or entry.target:
             return None
         scope = self.scopes.get(str(parent))
-        return "" if self.parent or scope is None else scope[1]
+        return "" if self.options.parent or scope is None else scope[1]
 
     def adopt(self, parent: URL, url: URL, entry: Entry | None) -> None:
         """`url` will be retrieved, found in `parent`: it inherits the scope; keep the listing's facts."""
@@ -277,7 +273,7 @@ class Mirror:
             scope = scope_of(url, listing=where[1].endswith("/"))  # a new tree: it starts where the link points
         self.scopes[key] = scope
         self.lineage[key] = str(parent)
-        if entry is not None and self.timestamping and entry.type not in ("directory", "menu"):
+        if entry is not None and self.options.timestamping and entry.type not in ("directory", "menu"):
             if entry.type == "link" and not entry.extra.get("target_facts"):
                 return  # LIST and MLSD give a link's own size and time, not its target's (--ftp-facts asks those)
             self.facts[key] = (entry.size, entry.modified, entry.extra.get("precision"))
@@ -302,7 +298,7 @@ class Mirror:
     def up_to_date(self, url: URL, path: Path) -> bool:
         """-N: does the local copy match what the listing says (no transfer needed)?"""
         key = str(url)
-        if not self.timestamping:
+        if not self.options.timestamping:
             return False
         if path.exists():
             self.existed.add(key)
@@ -314,7 +310,7 @@ class Mirror:
 
     def condition(self, url: URL, path: Path) -> float | None:
         """-N over HTTP: the local copy's time, for If-Modified-Since (None: nothing to compare)."""
-        if not self.timestamping or url.scheme not in ("http", "https"):
+        if not self.options.timestamping or url.scheme not in ("http", "https"):
             return None
         try:
             info = os.stat(path, follow_symlinks=False)
@@ -325,7 +321,7 @@ class Mirror:
 
     def etag(self, url: URL, path: Path) -> str | None:
         """-N over HTTP: the ETag the local copy was saved with, for If-None-Match (None: none, or changed)."""
-        if not self.timestamping or self.etags is None or url.scheme not in ("http", "https"):
+        if not self.options.timestamping or self.etags is None or url.scheme not in ("http", "https"):
             return None
         return self.etags.lookup(str(url), path)
 
@@ -337,7 +333,7 @@ class Mirror:
             # A listing to the second (MLSD) is what the next -N run compares with; coarser
             # listings leave the time the retrieval gave (MDTM, Last-Modified), which is as precise.
             set_time(path, modified)
-        if self.timestamping and self.etags is not None and url.scheme in ("http", "https"):
+        if self.options.timestamping and self.etags is not None and url.scheme in ("http", "https"):
             # After the time is set: the state records the final stat.  The type too: a 304 next time has none.
             self.etags.remember(key, path, etag, content_type)
         return "updated" if key in self.existed else "new"
@@ -352,7 +348,7 @@ class Mirror:
 
     async def robots_allow(self, client: Any, url: URL) -> bool:
         """robots.txt of the URL's origin allows it (fetched once per origin; none or unreadable: allowed)."""
-        if not self.use_robots or url.scheme not in ("http", "https"):
+        if not self.options.robots or url.scheme not in ("http", "https"):
             return True
         site = f"{url.scheme}://{getattr(url, 'host', '')}:{getattr(url, 'port', '')}"
         if not self.robots.known(site):
