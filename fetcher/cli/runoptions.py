@@ -6,13 +6,13 @@ cluster executor (fetcher.cluster.executor, which reads the fields of its
 `ExecutorOptions`) and the mirror (its own `MirrorOptions`, inside) take
 that value, never the `argparse.Namespace`.  An option added to the parser
 for bulk runs gets its field here, so every reader sees the same,
-checked value.
+checked value: `from_args` reads each field from the option of its name.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
@@ -78,26 +78,9 @@ class RunOptions:
                 span_hosts=args.span_hosts,
                 follow_schemes=frozenset(s.strip().lower() for s in schemes.split(",")) if schemes else frozenset(),
             )
-        return cls(
-            urls=tuple(args.urls),
-            input_file=args.input_file,
-            directory=args.directory,
-            layout=args.layout,
-            jobs=args.jobs,
-            per_host=args.per_host,
-            resume=args.resume,
-            manifest=args.manifest,
-            skip_done=args.skip_done,
-            progress=args.progress,
-            verbose=args.verbose,
-            no_clobber=getattr(args, "no_clobber", False),
-            content_disposition=getattr(args, "content_disposition", False),
-            write_out=getattr(args, "write_out", None),
-            cluster=getattr(args, "cluster", None),
-            warc_file=getattr(args, "warc_file", None),
-            warc_dedup=getattr(args, "warc_dedup", False),
-            warc_max_size=getattr(args, "warc_max_size", None),
-            warc_cdx=getattr(args, "warc_cdx", False),
-            argv=tuple(getattr(args, "argv", None) or ()),
-            mirror=mirror,
-        )
+        # Every field is the option of its name (the parser's `dest`); one the parser does not
+        # define keeps the field's default.  Three are converted: the URLs and the command line
+        # to tuples, and -r's options into their own value.
+        given: dict[str, Any] = {option.name: getattr(args, option.name, option.default) for option in fields(cls)}
+        given.update(urls=tuple(args.urls), argv=tuple(given["argv"] or ()), mirror=mirror)
+        return cls(**given)
