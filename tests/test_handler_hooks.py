@@ -90,3 +90,19 @@ def test_the_built_in_schemes_answer_through_their_hooks() -> None:
     assert tree_parts(parse_url("ftps://h.test/a/b")) == ["ftps_h.test", "a", "b"]
     assert remote_name(parse_url("nntp://h.test/comp.lang/7")) == "comp.lang.7"
     assert place(parse_url("gopher://h.test/1/a/../b")) == (("gopher", "h.test", 70), "/b")
+
+
+def test_what_a_mirror_does_not_follow_is_each_schemes_own_answer() -> None:
+    """-r's refusals per scheme come from the hooks: Gopher's interactive items, WAIS searches, devices anywhere."""
+    follow: frozenset[str] = frozenset()
+    gopher, wais, ftp = registry.hooks("gopher"), registry.hooks("wais"), registry.hooks("ftp")
+    assert "needs words" in (gopher.not_mirrored(Entry("find", type="search"), follow) or "")
+    assert "interactive session" in (gopher.not_mirrored(Entry("bbs", type="telnet"), follow) or "")
+    assert gopher.not_mirrored(Entry("a.txt", type="text"), follow) is None
+    # The default refuses what no scheme can save; another scheme's item types mean nothing to FTP.
+    assert "FIFO" in (ftp.not_mirrored(Entry("pipe", type="other"), follow) or "")
+    assert ftp.not_mirrored(Entry("find", type="search"), follow) is None
+    database = parse_url("wais://127.0.0.1/db")
+    assert "needs words" in (wais.not_mirrored_url(database) or "")
+    assert wais.not_mirrored_url(parse_url("wais://127.0.0.1/db?apples")) is None
+    assert registry.hooks("x-unknown").not_mirrored_url(database) is None

@@ -77,6 +77,20 @@ class BaseHandler:
         """Where `url` lies in its server's tree, for -r's scope: (path, percent-encoded?); None: no tree."""
         return None
 
+    def not_mirrored(self, entry: Entry, follow_schemes: frozenset[str]) -> str | None:
+        """Why -r does not follow an entry of this scheme's listings, or None (to follow it).
+
+        The default refuses what no scheme can save: a device, FIFO or socket
+        (`other`), whose reading may block or never end.
+        """
+        if entry.type == "other":
+            return "not a regular file, directory or link (a device, FIFO or socket); not mirrored"
+        return None
+
+    def not_mirrored_url(self, url: URL) -> str | None:
+        """Why -r does not retrieve a URL of this scheme that a link led to, or None (to retrieve it)."""
+        return None
+
     def listing_view(self, entries: list[Entry]) -> Iterator[str] | None:
         """A listing's lines on a terminal in the scheme's own form (a Gopher menu); None: the common table."""
         return None

@@ -56,6 +56,7 @@ from fetcher.mirror.scope import (
     place,
     scope_of,
 )
+from fetcher.registry import hooks
 from fetcher.resource import Entry
 from fetcher.url import URL
 
@@ -63,16 +64,6 @@ __all__ = ["Mirror", "link_refused", "normalize_path"]
 
 if TYPE_CHECKING:
     import urllib.robotparser
-
-#: Listing types that name something a mirror cannot save, with the reason.
-UNMIRRORABLE: dict[str, str] = {
-    "search": "a Gopher search item needs words to query (not mirrored)",
-    "cso": "a CSO phone-book item is interactive (not mirrored)",
-    "telnet": "a telnet item is an interactive session (not mirrored)",
-    "tn3270": "a tn3270 item is an interactive session (not mirrored)",
-    # Reading a FIFO blocks until someone writes to it; a device may never end.
-    "other": "not a regular file, directory or link (a device, FIFO or socket); not mirrored",
-}
 
 #: Seconds of slack when comparing a listing's time to a local file's (clock rounding).
 _SLACK = 1.0
@@ -84,20 +75,6 @@ def fingerprint(entries: list[Entry]) -> str:
     for entry in sorted(entries, key=lambda item: item.name):
         digest.update(f"{entry.name}\0{entry.type}\0{entry.size}\0{entry.target}\n".encode("utf-8", "replace"))
     return digest.hexdigest()
-
-
-def unmirrorable(entry: Entry, follow_schemes: frozenset[str]) -> str | None:
-    """Why an entry cannot be mirrored, or None."""
-    if entry.type in UNMIRRORABLE:
-        return UNMIRRORABLE[entry.type]
-    if entry.extra.get("target") == "EXTERNAL":
-        scheme = (entry.url or "").split(":", 1)[0].lower()
-        if not entry.url:
-            return f"a Prospero external link with {entry.description or 'no usable access method'} (not mirrored)"
-        if scheme not in follow_schemes:
-            method = entry.extra.get("method") or scheme
-            return f"a Prospero external link (access method {method}); add --follow-schemes {scheme} to follow it"
-    return None
 
 
 def unchanged(path: Path, size: int | None, modified: datetime | None) -> bool:
@@ -205,13 +182,15 @@ class Mirror:
 
     def consider(self, parent: URL, entry: Entry, url: URL | None) -> str | None:
         """Why a link is not followed ("" to drop it silently as out of scope), or None to follow it."""
-        reason = unmirrorable(entry, self.options.follow_schemes)
+        # What a scheme's items or URLs cannot be mirrored as is its handler's hook: the core names no scheme.
+        reason = hooks(parent.scheme).not_mirrored(entry, self.options.follow_schemes)
         if reason is not None:
             return reason
         if url is None:
             return ""
-        if url.scheme == "wais" and getattr(url, "wtype", None) is None and getattr(url, "search", None) is None:
-            return "a WAIS database to search needs words (fetch --query WORDS URL); not mirrored"
+        reason = hooks(url.scheme).not_mirrored_url(url)
+        if reason is not None:
+            return reason
         scope = self.scopes.get(str(parent))
         target = link_target(parent, entry)
         if target is not None:

@@ -11,6 +11,7 @@ generator step per read (issue 17: a 1 GiB RETR).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -48,30 +49,25 @@ def resume_problem(
     return None
 
 
+@dataclass(eq=False)
 class RetrBody:
     """An async iterator of chunks that can also fill a buffer (`readinto`); read one way only."""
 
-    def __init__(
-        self,
-        control: Control,
-        data: Connection,
-        final: Reply | None,
-        name: str,
-        decoder: AsciiDecoder | None,
-        expected: int | None,
-    ) -> None:
-        self.control = control
-        self.data = data
-        self.final = final
-        self.name = name
-        self.decoder = decoder
-        self.expected = expected
-        self.received = 0
-        #: Iterated (then `readinto` may not be used); the data connection reached its end.
-        self._iterated = False
-        self._ended = False
-        self._done = False
-        control.transferring = True
+    control: Control
+    data: Connection
+    #: The RETR's reply when it was already final (no 1xx first); None: the final reply is read at the end.
+    final: Reply | None
+    name: str
+    decoder: AsciiDecoder | None
+    expected: int | None
+    received: int = field(default=0, init=False)
+    #: Iterated (then `readinto` may not be used); the data connection reached its end.
+    _iterated: bool = field(default=False, init=False)
+    _ended: bool = field(default=False, init=False)
+    _done: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.control.transferring = True
 
     @property
     def direct(self) -> bool:

@@ -18,7 +18,19 @@ if TYPE_CHECKING:
     from fetcher.handler import Entry
 
 
+#: Menu item types that name something a mirror cannot save, with the reason.
+_NOT_MIRRORED = {
+    "search": "a Gopher search item needs words to query (not mirrored)",
+    "cso": "a CSO phone-book item is interactive (not mirrored)",
+    "telnet": "a telnet item is an interactive session (not mirrored)",
+    "tn3270": "a tn3270 item is an interactive session (not mirrored)",
+}
+
+
 class Hooks(BaseHandler):
+    def not_mirrored(self, entry: Entry, follow_schemes: frozenset[str]) -> str | None:
+        return _NOT_MIRRORED.get(entry.type) or super().not_mirrored(entry, follow_schemes)
+
     def local_name(self, url: URL, *, index: bool = True) -> str | None:
         if not isinstance(url, GopherURL):
             return super().local_name(url, index=index)

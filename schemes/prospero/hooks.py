@@ -6,11 +6,22 @@ file, and it is the tree for --layout tree and -r's scope.
 
 from __future__ import annotations
 
-from fetcher.handler import BaseHandler
+from fetcher.handler import BaseHandler, Entry
 from fetcher.url import URL, ProsperoURL
 
 
 class Hooks(BaseHandler):
+    def not_mirrored(self, entry: Entry, follow_schemes: frozenset[str]) -> str | None:
+        """An EXTERNAL link is followed only to a scheme -r may cross into (--follow-schemes)."""
+        if entry.extra.get("target") == "EXTERNAL":
+            scheme = (entry.url or "").split(":", 1)[0].lower()
+            if not entry.url:
+                return f"a Prospero external link with {entry.description or 'no usable access method'} (not mirrored)"
+            if scheme not in follow_schemes:
+                method = entry.extra.get("method") or scheme
+                return f"a Prospero external link (access method {method}); add --follow-schemes {scheme} to follow it"
+        return super().not_mirrored(entry, follow_schemes)
+
     def local_name(self, url: URL, *, index: bool = True) -> str | None:
         if not isinstance(url, ProsperoURL):
             return super().local_name(url, index=index)

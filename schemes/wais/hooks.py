@@ -38,6 +38,11 @@ def docid_name(url: WaisURL) -> str | None:
 
 
 class Hooks(BaseHandler):
+    def not_mirrored_url(self, url: URL) -> str | None:
+        if isinstance(url, WaisURL) and url.wtype is None and url.search is None:
+            return "a WAIS database to search needs words (fetch --query WORDS URL); not mirrored"
+        return None
+
     def local_name(self, url: URL, *, index: bool = True) -> str | None:
         if not isinstance(url, WaisURL):
             return super().local_name(url, index=index)
