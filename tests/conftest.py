@@ -95,8 +95,7 @@ def x_test() -> Iterator[None]:
 
     registry.register("x-test", "tests.plugin_scheme:Handler")
     yield
-    registry.HANDLERS.pop("x-test", None)
-    registry._loaded.pop("x-test", None)
+    registry.unregister("x-test")
 
 
 @pytest.fixture(scope="session")

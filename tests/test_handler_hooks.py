@@ -55,8 +55,7 @@ def plugins() -> Iterator[None]:
     registry.register("x-bare", "tests.test_handler_hooks:Bare")
     yield
     for scheme in ("x-demo", "x-bare"):
-        registry.HANDLERS.pop(scheme, None)
-        registry._loaded.pop(scheme, None)
+        registry.unregister(scheme)
 
 
 @pytest.mark.usefixtures("plugins")

@@ -23,10 +23,12 @@ import re
 import stat
 import sys
 from collections.abc import Iterable, Iterator
-from typing import IO, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING, Protocol, runtime_checkable
 
-from fetcher.cli.jobs import Job
 from fetcher.errors import UsageError
+
+if TYPE_CHECKING:
+    from fetcher.cli.jobs import Job
 
 #: Characters of one input line (a URL is rarely past 8 KiB; browsers cap near 2 MB; 64 KiB is fetcher's line cap).
 MAX_LINE = 64 * 1024
@@ -254,6 +256,9 @@ class Inputs:
     """
 
     def __init__(self, urls: Iterable[str], input_file: str | None, *, streamed: bool = False) -> None:
+        # Jobs name their files (fetcher.cli.layout): loaded by a bulk run, not by `fetch URL`'s line reader.
+        from fetcher.cli.jobs import Job
+
         self.jobs = [Job(text=text, line=None) for text in urls]
         self.countable = True
         self._name = input_file
@@ -287,6 +292,8 @@ class Inputs:
         )
 
     def __iter__(self) -> Iterator[Job]:
+        from fetcher.cli.jobs import Job
+
         yield from self.jobs
         self.jobs = []
         if self._source is not None:

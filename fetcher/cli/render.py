@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from fetcher.registry import hooks
 from fetcher.resource import Advisory, Entry, Resource
 from fetcher.text import escape, mask_secrets, safe_filename
 from fetcher.url import URL
@@ -184,8 +185,6 @@ async def links_listing(resource: Resource, *, max_links: int, option: str) -> R
 
 def _hooks(scheme: str) -> BaseHandler:
     """The scheme's handler hooks (fetcher.registry: the core names no scheme)."""
-    from fetcher.registry import hooks
-
     return hooks(scheme)
 
 

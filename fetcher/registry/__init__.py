@@ -86,6 +86,15 @@ def register(scheme: str, target: str) -> None:
     HANDLERS[scheme] = target
     _loaded.pop(scheme, None)
     _without.discard(scheme)
+    _hooks.pop(scheme, None)
+
+
+def unregister(scheme: str) -> None:
+    """Forget a handler added with `register` (and what was loaded or asked of it)."""
+    HANDLERS.pop(scheme, None)
+    _loaded.pop(scheme, None)
+    _without.discard(scheme)
+    _hooks.pop(scheme, None)
 
 
 def hooks(scheme: str) -> BaseHandler:
@@ -93,8 +102,12 @@ def hooks(scheme: str) -> BaseHandler:
 
     A scheme without a handler, or a plug-in handler that does not derive
     from BaseHandler, gets the defaults: what the core did for a scheme it
-    knew nothing about.
+    knew nothing about.  Asked for every URL of a bulk run (its file name),
+    so the answer is kept per scheme until `register` changes the table.
     """
+    found = _hooks.get(scheme)
+    if found is not None:
+        return found
     from fetcher.handler.base import BaseHandler
 
     if scheme in _without:
@@ -105,11 +118,15 @@ def hooks(scheme: str) -> BaseHandler:
         # Asked again for every link of that scheme a mirror meets: the entry points are not read again.
         _without.add(scheme)
         return _defaults()
-    return handler if isinstance(handler, BaseHandler) else _defaults()
+    found = handler if isinstance(handler, BaseHandler) else _defaults()
+    _hooks[scheme] = found
+    return found
 
 
 #: Schemes `hooks` found no handler for (until `register` adds one).
 _without: set[str] = set()
+#: The hooks `hooks` found, per scheme (until `register` changes the scheme's entry).
+_hooks: dict[str, BaseHandler] = {}
 _default_hooks: list[BaseHandler] = []
 
 
