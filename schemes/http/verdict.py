@@ -78,51 +78,83 @@ class Asked:
 PLAIN = Asked()
 
 
-@dataclass(slots=True)
-class Document:
+class _Value:
+    """A verdict: equal to another of its class with equal fields, shown with them.
+
+    Written by hand rather than as dataclasses: this module loads with every
+    HTTP fetch, and a dataclass costs some 0.4 ms to define (its methods
+    are generated and compiled), which `fetch URL`'s start-up would pay six
+    times over.  `Asked`, made once per request shape, stays a dataclass.
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash((type(self), *(getattr(self, name) for name in self.__slots__)))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class Document(_Value):
     """The body is the document: from byte `start`, `total` bytes in all (None: unknown).
 
     `restart` says why a resume got the whole document instead (the caller
-    prints it).  Not frozen: one is made per document of a bulk run.
+    prints it).
     """
 
-    status: int
-    start: int
-    total: int | None
-    restart: str | None = None
+    __slots__ = ("restart", "start", "status", "total")
+
+    def __init__(self, status: int, start: int, total: int | None, restart: str | None = None) -> None:
+        self.status = status
+        self.start = start
+        self.total = total
+        self.restart = restart
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
+class Redirect(_Value):
     """Follow `target` (the Location resolved against the request's URL); the body is dropped."""
 
-    target: URL
+    __slots__ = ("target",)
+
+    def __init__(self, target: URL) -> None:
+        self.target = target
 
 
-@dataclass(frozen=True, slots=True)
-class NotModified:
+class NotModified(_Value):
     """A 304 to a conditional request: the local copy is current; the body is dropped."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class Complete:
+
+class Complete(_Value):
     """A 416 to a resume whose part holds every byte of the (same) document; the body is dropped."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class StartOver:
+
+class StartOver(_Value):
     """A resume that cannot continue the part on disk: ask for the whole document, and say `reason`."""
 
-    reason: str
-    body: Body
+    __slots__ = ("body", "reason")
+
+    def __init__(self, reason: str, body: Body) -> None:
+        self.reason = reason
+        self.body = body
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+class Failure(_Value):
     """The request failed with `error`; `body` says what becomes of the reply's body."""
 
-    error: FetchError
-    body: Body
+    __slots__ = ("body", "error")
+
+    def __init__(self, error: FetchError, body: Body) -> None:
+        self.error = error
+        self.body = body
 
 
 Verdict = Document | Redirect | NotModified | Complete | StartOver | Failure
