@@ -85,7 +85,6 @@ def register(scheme: str, target: str) -> None:
     """Add or replace a handler at run time ("package.module:Class")."""
     HANDLERS[scheme] = target
     _loaded.pop(scheme, None)
-    _without.discard(scheme)
     _hooks.pop(scheme, None)
 
 
@@ -93,7 +92,6 @@ def unregister(scheme: str) -> None:
     """Forget a handler added with `register` (and what was loaded or asked of it)."""
     HANDLERS.pop(scheme, None)
     _loaded.pop(scheme, None)
-    _without.discard(scheme)
     _hooks.pop(scheme, None)
 
 
@@ -110,22 +108,18 @@ def hooks(scheme: str) -> BaseHandler:
         return found
     from fetcher.handler.base import BaseHandler
 
-    if scheme in _without:
-        return _defaults()
     try:
         handler = get_handler(scheme)
     except NoHandler:
-        # Asked again for every link of that scheme a mirror meets: the entry points are not read again.
-        _without.add(scheme)
-        return _defaults()
+        # Kept too: a mirror asks again for every link of that scheme, and the entry points are not read again.
+        handler = None
     found = handler if isinstance(handler, BaseHandler) else _defaults()
     _hooks[scheme] = found
     return found
 
 
-#: Schemes `hooks` found no handler for (until `register` adds one).
-_without: set[str] = set()
-#: The hooks `hooks` found, per scheme (until `register` changes the scheme's entry).
+#: The hooks `hooks` found, per scheme, the defaults for a scheme without a handler
+#: (until `register` or `unregister` changes the scheme's entry).
 _hooks: dict[str, BaseHandler] = {}
 _default_hooks: list[BaseHandler] = []
 

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 
 import trio
 
+from tests.servers.http_server import loopback_listeners
+
 #: The kinds of ambiguous framing, by the path segment that asks for them.
 AMBIGUOUS = ("two-lengths", "length-and-chunked", "unasked-206")
 #: The body of the reply nobody asked for: a test looks for it in every file.
@@ -108,11 +110,7 @@ class FramingServer:
         return f"{'https' if self.tls is not None else 'http'}://127.0.0.1:{self.port}{path}"
 
     async def serve(self, *, task_status: trio.TaskStatus[FramingServer] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        self.port = listeners[0].socket.getsockname()[1]
-        served: list[trio.abc.Listener[trio.abc.Stream]] = list(listeners)
-        if self.tls is not None:
-            served = [trio.SSLListener(listener, self.tls, https_compatible=True) for listener in listeners]
+        self.port, served = await loopback_listeners(self.tls)
         task_status.started(self)
         await trio.serve_listeners(self._handle, served)
 

@@ -128,6 +128,15 @@ def _pieces(data: bytes, size: int) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)] or []
 
 
+async def loopback_listeners(tls: ssl.SSLContext | None) -> tuple[int, list[trio.abc.Listener[trio.abc.Stream]]]:
+    """Listeners on a free port of 127.0.0.1 (TLS over them when `tls` is given), and that port."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port: int = listeners[0].socket.getsockname()[1]
+    if tls is None:
+        return port, list(listeners)
+    return port, [trio.SSLListener(listener, tls, https_compatible=True) for listener in listeners]
+
+
 @dataclass
 class HTTPTestServer:
     """`await nursery.start(server.serve)`; then `server.url("/path")`."""
@@ -158,11 +167,7 @@ class HTTPTestServer:
         self.routes[path] = static(body, content_type=content_type, **options)  # type: ignore[arg-type]
 
     async def serve(self, *, task_status: trio.TaskStatus[HTTPTestServer] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        self.port = listeners[0].socket.getsockname()[1]
-        served: list[trio.abc.Listener[trio.abc.Stream]] = list(listeners)
-        if self.tls is not None:
-            served = [trio.SSLListener(listener, self.tls, https_compatible=True) for listener in listeners]
+        self.port, served = await loopback_listeners(self.tls)
         task_status.started(self)
         await trio.serve_listeners(self._handle, served)
 
