@@ -48,6 +48,16 @@ def test_a_symlink_planted_as_the_record_is_neither_written_through_nor_read(tmp
     assert recorded(part) is None
 
 
+def test_a_hard_link_planted_as_the_record_is_left_whole(tmp_path: Path) -> None:
+    """Another name of someone's file is refused before anything is cut from it."""
+    victim = tmp_path / "victim"
+    victim.write_text("someone's data")
+    part = tmp_path / "doc.part"
+    os.link(victim, tmp_path / ("doc.part" + SUFFIX))
+    assert not record(part, V1)
+    assert victim.read_text() == "someone's data"
+
+
 def test_if_range_takes_a_strong_tag_else_the_date_never_a_weak_tag() -> None:
     assert V1.if_range() == '"v1"'
     assert Validators(modified=784_111_777).if_range() == "Sun, 06 Nov 1994 08:49:37 GMT"

@@ -44,9 +44,8 @@ MAX_RECORD = 4096
 trace = logging.getLogger("fetcher.trace")
 
 _READ = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_WRITE = (
-    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-)
+# No O_TRUNC: a hard link planted at the record's name must be refused before anything is cut (`record`).
+_WRITE = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 # -- the record beside the .part ---------------------------------------------------------------------
@@ -72,6 +71,7 @@ def record(partial: Path | str, validators: Validators) -> bool:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
             return False
+        os.ftruncate(fd, 0)
         os.write(fd, data.encode("ascii"))
         return True
     except OSError:
