@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,6 +81,12 @@ class LinkParser(HTMLParser):
             raise LimitExceeded("links in one HTML page", self.max_links, "frontier")
         self._seen.add(link)
         self.links.append(link)
+
+    def resolved(self, page_url: str) -> Iterator[tuple[str, str]]:
+        """Each link as written and absolute (against `<base>`, else `page_url`; without its fragment)."""
+        base = urljoin(page_url, self.base) if self.base else page_url
+        for link in self.links:
+            yield link, urldefrag(urljoin(base, link))[0]
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
@@ -189,12 +196,8 @@ def page_links(path: Path, page_url: str, content_type: str | None, *, max_links
         note = error.message
     except OSError:
         return [], None
-    base = urljoin(page_url, parser.base) if parser.base else page_url
-    links = []
-    for link in parser.links:
-        absolute = urldefrag(urljoin(base, link))[0]
-        if absolute.split(":", 1)[0].lower() in ("http", "https"):
-            links.append(absolute)
+    links = [absolute for _, absolute in parser.resolved(page_url)
+             if absolute.split(":", 1)[0].lower() in ("http", "https")]  # fmt: skip
     return links, note
 
 
@@ -220,12 +223,9 @@ async def page_entries(resource: Resource, *, max_links: int) -> list[Entry] | N
         parser.feed(decoder.decode(chunk))
     parser.feed(decoder.decode(b"", final=True))
     parser.close()
-    page = _without_login(str(resource.url))
-    base = urljoin(page, parser.base) if parser.base else page
     entries: list[Entry] = []
     seen: set[str] = set()
-    for link in parser.links:
-        absolute = urldefrag(urljoin(base, link))[0]
+    for link, absolute in parser.resolved(_without_login(str(resource.url))):
         if absolute and absolute not in seen:
             seen.add(absolute)
             entries.append(Entry(name=link, url=absolute, type="link"))
